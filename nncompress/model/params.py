@@ -1,0 +1,75 @@
+"""Model hyperparameters: everything that changes a prediction, recorded in every archive header."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+# Context kinds: what a hashed context table is keyed by.  1..16 are byte orders (the previous n
+# bytes); the others are text-aware contexts.  The numbers are part of the format.
+WORD = 32  # the current (partial) word, case-folded; the previous byte between words
+WORD_BIGRAM = 33  # previous word + current partial word
+SPARSE_SKIP1 = 34  # bytes 2 and 3 back (skipping the last byte)
+SPARSE_GAP = 35  # bytes 1 and 3 back
+COLUMN = 36  # column in the line + the byte above it in the previous line
+WORD_ORDER1 = 37  # current partial word + previous byte class + the byte before the word
+MAX_ORDER = 16
+KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1}
+MAX_CONTEXTS = 24
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    contexts: tuple = (1, 2, 3, 4, 6, WORD)
+    table_bits: int = 22  # bytes per context table, log2
+    match_min: int = 7  # shortest repeat the match model follows; 0 disables it
+    match_bits: int = 20  # match-model hash table entries, log2
+    history_bits: int = 24  # history buffer for the match model and long orders, log2
+    rnn_hidden: int = 16  # recurrent units; 0 disables the recurrent part
+    rnn_bptt: int = 8  # truncated back-propagation block length, bytes
+    rnn_lr_micro: int = 30000  # recurrent learning rate x 1e-6
+    mixer_lr: int = 6  # mixer step size (error scale)
+    mixer_sets: int = 1  # 1: weights chosen by the partial byte; 2: plus a mixer chosen by match state
+    apm_rate: int = 7  # adaptive probability map step, 1/2^rate
+
+    def validate(self) -> "ModelParams":
+        if not 1 <= len(self.contexts) <= MAX_CONTEXTS:
+            raise ValueError(f"between 1 and {MAX_CONTEXTS} contexts are supported")
+        for kind in self.contexts:
+            if kind not in KNOWN_KINDS:
+                raise ValueError(f"unknown context kind {kind}")
+        checks = [
+            (12 <= self.table_bits <= 30, "table_bits must be in 12..30"),
+            (self.match_min == 0 or 3 <= self.match_min <= 64, "match_min must be 0 or 3..64"),
+            (10 <= self.match_bits <= 28, "match_bits must be in 10..28"),
+            (16 <= self.history_bits <= 30, "history_bits must be in 16..30"),
+            (0 <= self.rnn_hidden <= 512, "rnn_hidden must be in 0..512"),
+            (1 <= self.rnn_bptt <= 64, "rnn_bptt must be in 1..64"),
+            (0 <= self.rnn_lr_micro <= 10_000_000, "rnn_lr_micro out of range"),
+            (1 <= self.mixer_lr <= 64, "mixer_lr must be in 1..64"),
+            (self.mixer_sets in (1, 2), "mixer_sets must be 1 or 2"),
+            (2 <= self.apm_rate <= 12, "apm_rate must be in 2..12"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        return self
+
+    # Header encoding: the scalar fields in declaration order, then the context list; all varints.
+    def to_ints(self) -> list:
+        scalars = [getattr(self, f.name) for f in fields(self) if f.name != "contexts"]
+        return scalars + [len(self.contexts), *self.contexts]
+
+    @classmethod
+    def from_ints(cls, values: list) -> "ModelParams":
+        names = [f.name for f in fields(cls) if f.name != "contexts"]
+        if len(values) < len(names) + 1:
+            raise ValueError("model parameter block is too short")
+        kwargs = dict(zip(names, values[: len(names)]))
+        count = values[len(names)]
+        contexts = tuple(values[len(names) + 1 :])
+        if len(contexts) != count:
+            raise ValueError("model parameter block has a wrong context count")
+        return cls(contexts=contexts, **kwargs).validate()
+
+    def describe(self) -> dict:
+        return asdict(self)

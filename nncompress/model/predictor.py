@@ -1,0 +1,137 @@
+"""The predictor: owns the model's arrays and speaks the two verbs every coder needs.
+
+`predict_first()` / `learn_and_predict(nibble)` give the 16-way distribution of the next nibble
+(high nibble of a byte, then its low nibble) after learning the one just coded; `predict_known`
+runs the same kernel over known data for the encoder.  A byte's probability is the product of its
+two nibbles' probabilities.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import detmath, kernels
+from .params import ModelParams
+from .statetable import NEXT_STATE, STATE_PRIORITY, initial_state_probabilities
+
+NIBBLE_ALPHABET = 16
+
+
+def _deterministic_uniform(count: int, seed: int) -> np.ndarray:
+    """Uniform values in [-0.5, 0.5) from an integer hash: no platform-dependent RNG involved."""
+    idx = np.arange(count, dtype=np.uint64) + np.uint64(seed << 32)
+    x = idx * np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(29)
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) - 0.5
+
+
+class Predictor:
+    def __init__(self, params: ModelParams):
+        self.params = params.validate()
+        p = self.params
+        nctx = len(p.contexts)
+        ninputs = nctx + 1 + (1 if p.match_min else 0) + (1 if p.rnn_hidden else 0) + 1
+        cfg = np.zeros(kernels.CONFIG_SIZE, dtype=np.int64)
+        cfg[kernels.C_NCTX] = nctx
+        cfg[kernels.C_TBITS] = p.table_bits
+        cfg[kernels.C_MATCH_MIN] = p.match_min
+        cfg[kernels.C_MATCH_BITS] = p.match_bits
+        cfg[kernels.C_HIST_BITS] = p.history_bits
+        cfg[kernels.C_RNN_H] = p.rnn_hidden
+        cfg[kernels.C_RNN_BPTT] = p.rnn_bptt
+        cfg[kernels.C_MIXER_LR] = p.mixer_lr
+        cfg[kernels.C_MIXER_SETS] = p.mixer_sets
+        cfg[kernels.C_APM_RATE] = p.apm_rate
+        cfg[kernels.C_NINPUTS] = ninputs
+        cfg[kernels.C_KINDS : kernels.C_KINDS + nctx] = p.contexts
+
+        state_p = initial_state_probabilities()
+        mixw = np.full((256, ninputs), 1 << 14, dtype=np.int32)
+        nh = max(p.rnn_hidden, 1)
+        apm_init = np.array(
+            [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
+            dtype=np.int32,
+        )
+        self._arrays = dict(
+            cfg=cfg,
+            reg=np.zeros(kernels.REGISTER_SIZE, dtype=np.int64),
+            tables=np.zeros((nctx, 1 << p.table_bits), dtype=np.uint8),
+            slots=np.zeros(nctx, dtype=np.int64),
+            ctx_hash=np.zeros(nctx, dtype=np.int64),
+            sm_p=np.tile(state_p, (nctx, 1)),
+            sm_n=np.zeros((nctx, 256), dtype=np.int32),
+            mixw=mixw,
+            mix2w=np.full((32, ninputs), 1 << 14, dtype=np.int32),
+            o0_p=np.full(256, 1 << 21, dtype=np.int32),
+            o0_n=np.zeros(256, dtype=np.int32),
+            msm_p=np.full(64, 1 << 21, dtype=np.int32),
+            msm_n=np.zeros(64, dtype=np.int32),
+            apm1=np.tile(apm_init, (256, 1)),
+            apm2=np.tile(apm_init, (1 << 16, 1)),
+            hist=np.zeros(1 << p.history_bits, dtype=np.uint8),
+            match_table=np.zeros(1 << p.match_bits if p.match_min else 1, dtype=np.int64),
+            rnn_u=_deterministic_uniform(256 * nh, 1).reshape(256, nh) * 0.2,
+            rnn_w=_deterministic_uniform(nh * nh, 2).reshape(nh, nh) * 0.2,
+            rnn_v=np.zeros((256, nh), dtype=np.float64),
+            rnn_b=np.zeros(256, dtype=np.float64),
+            rnn_s=np.full((p.rnn_bptt + 2, nh), 0.1, dtype=np.float64),
+            rnn_x=np.zeros(p.rnn_bptt + 2, dtype=np.int64),
+            rnn_g=np.zeros((p.rnn_bptt + 2, nh), dtype=np.float64),
+            rnn_lr=np.array([p.rnn_lr_micro * 1e-6], dtype=np.float64),
+            squash=detmath.SQUASH,
+            stretch=detmath.STRETCH,
+            sig=detmath.SIGMOID,
+            recip=detmath.RECIPROCAL,
+            next_state=NEXT_STATE,
+            priority=STATE_PRIORITY,
+            inputs=np.zeros((16, ninputs), dtype=np.int32),
+            node_dot=np.zeros((16, 2), dtype=np.int32),
+            node_pmix=np.zeros(16, dtype=np.int32),
+            node_apm=np.zeros((16, 5), dtype=np.int64),
+            node_p=np.zeros(16, dtype=np.int32),
+            node_z=np.zeros(16, dtype=np.float64),
+        )
+        self._state = tuple(self._arrays.values())
+        self._out = np.zeros(NIBBLE_ALPHABET, dtype=np.float64)
+        # The nibble coded last but not yet learned: learning is deferred to the next prediction
+        # so one kernel call does both.
+        self._pending = -1
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(a.nbytes for a in self._arrays.values())
+
+    def predict_next(self) -> np.ndarray:
+        """Learn the pending nibble, then return the next nibble's 16 probabilities (unnormalised).
+
+        The returned array is reused by the next call."""
+        kernels.step(self._state, self._pending, self._out)
+        return self._out
+
+    def learn(self, nibble: int) -> None:
+        """Record the nibble that was coded with the last prediction (learned on the next call)."""
+        self._pending = nibble
+
+    def predict_known(self, data: bytes | np.ndarray) -> np.ndarray:
+        """Predictions for every nibble of `data` (shape (2n, 16)), learning as it goes."""
+        nibbles = bytes_to_nibbles(data)
+        probs = np.empty((nibbles.shape[0], NIBBLE_ALPHABET), dtype=np.float64)
+        if nibbles.shape[0]:
+            kernels.predict_known(self._state, self._pending, nibbles, probs)
+            self._pending = int(nibbles[-1])
+        return probs
+
+
+def bytes_to_nibbles(data) -> np.ndarray:
+    raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    nibbles = np.empty(raw.shape[0] * 2, dtype=np.int64)
+    nibbles[0::2] = raw >> 4
+    nibbles[1::2] = raw & 15
+    return nibbles
+
+
+def nibbles_to_bytes(nibbles: np.ndarray) -> bytes:
+    n = np.asarray(nibbles, dtype=np.uint8)
+    return ((n[0::2] << 4) | n[1::2]).astype(np.uint8).tobytes()
