@@ -1,0 +1,219 @@
+"""Public API, shaped like the standard library's lzma / bz2 modules."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+
+from . import format as fmt
+from .codec import StreamDecoder, StreamEncoder
+from .format import NNCError
+from .model.params import ModelParams
+from .presets import DEFAULT_LEVEL
+
+__all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile", "open", "NNCError"]
+
+
+class NNCompressor:
+    """Incremental compressor: compress() returns what is ready, flush() ends the stream.
+
+    Data is coded in blocks (1 MiB by default), so output appears once a block is full."""
+
+    def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
+                 block_size: int = fmt.DEFAULT_BLOCK_SIZE, progress=None):
+        self._encoder = StreamEncoder(preset, params, block_size)
+        self._pending = bytearray()
+        self._started = False
+        self._finished = False
+        self._progress = progress
+
+    def _header_once(self) -> bytes:
+        if self._started:
+            return b""
+        self._started = True
+        return self._encoder.header()
+
+    def compress(self, data) -> bytes:
+        if self._finished:
+            raise ValueError("compressor has been flushed")
+        self._pending += memoryview(data).cast("B")
+        out = bytearray(self._header_once())
+        size = self._encoder.block_size
+        start = 0
+        while len(self._pending) - start >= size:
+            out += self._encoder.block(self._pending[start : start + size], self._progress)
+            start += size
+        del self._pending[:start]
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        if self._finished:
+            raise ValueError("repeated call to flush()")
+        out = bytearray(self._header_once())
+        if self._pending:
+            out += self._encoder.block(self._pending, self._progress)
+            self._pending.clear()
+        out += self._encoder.end()
+        self._finished = True
+        return bytes(out)
+
+
+class NNDecompressor:
+    """Incremental decompressor for one stream, with lzma.LZMADecompressor's attributes.
+
+    eof: the end of the stream was reached; unused_data: bytes after it;
+    needs_input: False while decoded output is still waiting to be returned (max_length)."""
+
+    def __init__(self, progress=None):
+        self._decoder = StreamDecoder(multi_stream=False, progress=progress)
+        self._ready = bytearray()
+
+    @property
+    def eof(self) -> bool:
+        return self._decoder.eof and not self._ready
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._decoder.unused_data
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._ready and not self._decoder.eof
+
+    def decompress(self, data, max_length: int = -1) -> bytes:
+        if self._decoder.eof:
+            if data:
+                raise EOFError("already at the end of the stream")
+        else:
+            self._ready += self._decoder.feed(data)
+        if max_length is None or max_length < 0:
+            max_length = len(self._ready)
+        out = bytes(self._ready[:max_length])
+        del self._ready[:max_length]
+        return out
+
+
+def compress(data, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
+             block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
+    compressor = NNCompressor(preset, params=params, block_size=block_size)
+    return compressor.compress(data) + compressor.flush()
+
+
+def decompress(data) -> bytes:
+    """Decompress one or more concatenated streams.  Raises NNCError if anything is wrong."""
+    decoder = StreamDecoder(multi_stream=True)
+    out = decoder.feed(data)
+    decoder.finish()
+    return out
+
+
+class NNCFile(io.BufferedIOBase):
+    """A file object over a .nnc file, like lzma.LZMAFile (modes 'rb', 'wb', 'xb', 'ab')."""
+
+    def __init__(self, filename, mode: str = "r", *, preset: int = DEFAULT_LEVEL):
+        mode = mode.replace("b", "")
+        if mode not in ("r", "w", "x", "a"):
+            raise ValueError(f"invalid mode: {mode!r}")
+        self._mode = mode
+        if isinstance(filename, (str, bytes, os.PathLike)):
+            self._fp = builtins.open(filename, mode + "b")
+            self._close_fp = True
+        elif hasattr(filename, "read" if mode == "r" else "write"):
+            self._fp = filename
+            self._close_fp = False
+        else:
+            raise TypeError("filename must be a path or a file object")
+        if mode == "r":
+            self._decoder = StreamDecoder(multi_stream=True)
+            self._buffer = bytearray()
+            self._input_done = False
+        else:
+            self._compressor = NNCompressor(preset)
+        self._closed = False
+
+    # -- reading --
+    def readable(self) -> bool:
+        self._check_open()
+        return self._mode == "r"
+
+    def writable(self) -> bool:
+        self._check_open()
+        return self._mode != "r"
+
+    def seekable(self) -> bool:
+        return False
+
+    def _fill(self, want: int) -> None:
+        while not self._input_done and (want < 0 or len(self._buffer) < want):
+            chunk = self._fp.read(1 << 16)
+            if not chunk:
+                self._input_done = True
+                self._decoder.finish()
+                break
+            self._buffer += self._decoder.feed(chunk)
+
+    def read(self, size: int = -1) -> bytes:
+        self._check_mode("r")
+        if size is None or size < 0:
+            self._fill(-1)
+            size = len(self._buffer)
+        else:
+            self._fill(size)
+        out = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return out
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    # -- writing --
+    def write(self, data) -> int:
+        self._check_mode("w")
+        view = memoryview(data).cast("B")
+        self._fp.write(self._compressor.compress(view))
+        return len(view)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self._mode != "r":
+                self._fp.write(self._compressor.flush())
+        finally:
+            try:
+                if self._close_fp:
+                    self._fp.close()
+            finally:
+                self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("I/O operation on closed file")
+
+    def _check_mode(self, want: str) -> None:
+        self._check_open()
+        if (want == "r") != (self._mode == "r"):
+            raise io.UnsupportedOperation(f"file not open for {'reading' if want == 'r' else 'writing'}")
+
+
+def open(filename, mode: str = "rb", *, preset: int = DEFAULT_LEVEL, encoding=None, errors=None,
+         newline=None):
+    """Open a .nnc file in binary ('rb', 'wb', 'xb', 'ab') or text ('rt', 'wt', ...) mode."""
+    if "t" in mode:
+        if "b" in mode:
+            raise ValueError(f"invalid mode: {mode!r}")
+        binary = NNCFile(filename, mode.replace("t", ""), preset=preset)
+        return io.TextIOWrapper(binary, encoding, errors, newline)
+    if encoding is not None or errors is not None or newline is not None:
+        raise ValueError("encoding, errors and newline are only for text mode")
+    return NNCFile(filename, mode, preset=preset)

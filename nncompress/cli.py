@@ -1,0 +1,356 @@
+"""Command line in the style of gzip / xz / zstd.
+
+    nncompress [-d|-t|-l] [-c] [-k|--rm] [-f] [-o FILE] [-1..-9] [-v|-q] [FILE...]
+    nncompress compress|decompress|test|list [options] FILE...     (aliases)
+    nncompress bench|analyze|demo ...                              (tools)
+
+Like zstd (and unlike gzip) the input is kept unless --rm is given, because compressing is slow
+and the user's data is worth more than the disk space.  Output goes to a temporary file in the
+destination directory that is renamed into place only when complete.  Exit status: 0 success,
+1 error, 2 warning (as gzip and xz).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import stat
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+
+from . import __version__
+from . import format as fmt
+from .api import NNCompressor
+from .codec import StreamDecoder
+from .format import NNCError
+from .model.params import ModelParams
+from .presets import DEFAULT_LEVEL
+
+SUFFIX = ".nnc"
+READ_CHUNK = 1 << 16
+EXIT_OK, EXIT_ERROR, EXIT_WARNING = 0, 1, 2
+TOOLS = ("bench", "analyze", "demo")
+ALIASES = {"compress": [], "decompress": ["-d"], "test": ["-t"], "list": ["-l"]}
+
+
+class Interrupted(Exception):
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Warn(Exception):
+    """A file was skipped for a reason gzip treats as a warning (exit status 2)."""
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nncompress",
+        description="Neural text compressor (online RNNME model + range coder). "
+                    "With no FILE, or when FILE is -, read standard input.",
+        epilog="tools: 'nncompress bench --help', 'nncompress analyze --help', 'nncompress demo'",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("-z", "--compress", dest="mode", action="store_const", const="compress",
+                      help="compress (default)")
+    mode.add_argument("-d", "--decompress", "--uncompress", dest="mode", action="store_const",
+                      const="decompress", help="decompress")
+    mode.add_argument("-t", "--test", dest="mode", action="store_const", const="test",
+                      help="decompress and verify, write nothing")
+    mode.add_argument("-l", "--list", dest="mode", action="store_const", const="list",
+                      help="list sizes, bpc, level and format version of archives")
+    parser.add_argument("-c", "--stdout", "--to-stdout", action="store_true",
+                        help="write to standard output, keep input files")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the (single) result to FILE")
+    keep = parser.add_mutually_exclusive_group()
+    keep.add_argument("-k", "--keep", action="store_true", help="keep input files (default)")
+    keep.add_argument("--rm", action="store_true",
+                      help="delete each input file after its output is written and verified")
+    parser.add_argument("-f", "--force", action="store_true",
+                        help="overwrite existing output files; write compressed data to a terminal")
+    for level in range(1, 10):
+        parser.add_argument(f"-{level}", dest="level", action="store_const", const=level,
+                            help=argparse.SUPPRESS)
+    parser.add_argument("--level", type=int, choices=range(1, 10), metavar="1..9",
+                        help=f"compression level, also -1 .. -9 (default {DEFAULT_LEVEL}); "
+                             "higher is smaller and slower")
+    parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
+    parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")
+    verbosity = parser.add_mutually_exclusive_group()
+    verbosity.add_argument("-v", "--verbose", action="store_true", help="report sizes and speed")
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="suppress warnings")
+    parser.add_argument("-V", "--version", action="version",
+                        version=f"nncompress {__version__} (format {fmt.FORMAT_VERSION})")
+    parser.add_argument("files", nargs="*", metavar="FILE")
+    return parser
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.mode = args.mode or "compress"
+        self.level = args.level or DEFAULT_LEVEL
+        self.status = EXIT_OK
+
+    # -- messages --
+    def error(self, name: str, message: str) -> None:
+        print(f"nncompress: {name}: {message}", file=sys.stderr)
+        self.status = EXIT_ERROR
+
+    def warn(self, name: str, message: str) -> None:
+        if not self.args.quiet:
+            print(f"nncompress: {name}: {message}", file=sys.stderr)
+        self.status = max(self.status, EXIT_WARNING) if self.status != EXIT_ERROR else self.status
+
+    def verbose(self, message: str) -> None:
+        if self.args.verbose:
+            print(message, file=sys.stderr)
+
+    @contextmanager
+    def progress(self, total, name):
+        show = sys.stderr.isatty() and not self.args.quiet and (total is None or total > 1 << 16)
+        if not show:
+            yield None
+            return
+        from tqdm import tqdm
+
+        with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=name,
+                  file=sys.stderr, leave=False) as bar:
+            yield bar.update
+
+    # -- the work --
+    def run(self) -> int:
+        files = self.args.files or ["-"]
+        if self.args.output and len(files) > 1:
+            self.error("-o", "only one input file may be given with --output")
+            return self.status
+        if self.mode == "list":
+            self.list_files(files)
+            return self.status
+        for name in files:
+            try:
+                self.process(name)
+            except Warn as exc:
+                self.warn(name, str(exc))
+            except NNCError as exc:
+                self.error(name, str(exc))
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self.error(name, exc.strerror or str(exc))
+        return self.status
+
+    def output_name(self, name: str) -> str | None:
+        """Destination path, or None for standard output."""
+        if self.mode == "test":
+            return None
+        if self.args.output:
+            return None if self.args.output == "-" else self.args.output
+        if self.args.stdout or name == "-":
+            return None
+        suffix = self.args.suffix
+        if self.mode == "compress":
+            if name.endswith(suffix):
+                raise Warn(f"already has {suffix} suffix -- unchanged")
+            return name + suffix
+        if not name.endswith(suffix) or len(name) == len(suffix):
+            raise Warn("unknown suffix -- ignored")
+        return name[: -len(suffix)]
+
+    def process(self, name: str) -> None:
+        if name != "-":
+            try:
+                info = os.stat(name)
+            except FileNotFoundError:
+                raise NNCError("no such file or directory") from None
+            if stat.S_ISDIR(info.st_mode):
+                raise Warn("is a directory -- ignored")
+            if not stat.S_ISREG(info.st_mode):
+                raise Warn("not a regular file -- ignored")
+            size = info.st_size
+        else:
+            size = None
+        destination = self.output_name(name)
+        to_stdout = destination is None and self.mode != "test"
+        if to_stdout and self.mode == "compress" and sys.stdout.isatty() and not self.args.force:
+            raise NNCError("compressed data not written to a terminal (use -f to force)")
+        if destination is not None and os.path.lexists(destination) and not self.args.force:
+            raise NNCError(f"{destination} already exists (use -f to overwrite)")
+        source = sys.stdin.buffer if name == "-" else open(name, "rb")
+        started = time.perf_counter()
+        try:
+            if destination is None:
+                sink = None if self.mode == "test" else sys.stdout.buffer
+                done_in, done_out = self.transform(source, sink, size, name)
+                if sink is not None:
+                    sink.flush()
+            else:
+                done_in, done_out = self.write_atomically(source, destination, size, name)
+        finally:
+            if source is not sys.stdin.buffer:
+                source.close()
+        self.report(name, done_in, done_out, time.perf_counter() - started)
+        if self.args.rm and name != "-" and destination is not None:
+            if self.mode == "compress":
+                self.verify_archive(destination, name)
+            os.unlink(name)
+
+    def write_atomically(self, source, destination: str, size, name: str):
+        directory = os.path.dirname(os.path.abspath(destination))
+        handle, temp = tempfile.mkstemp(dir=directory, prefix=".nnc-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as sink:
+                result = self.transform(source, sink, size, name)
+                sink.flush()
+                os.fsync(sink.fileno())
+            if name != "-":
+                try:
+                    os.chmod(temp, stat.S_IMODE(os.stat(name).st_mode))
+                except OSError:
+                    pass
+            if self.args.force:
+                os.replace(temp, destination)
+            else:
+                os.link(temp, destination)  # fails rather than clobber a file that appeared meanwhile
+                os.unlink(temp)
+            temp = None
+            return result
+        finally:
+            if temp is not None and os.path.exists(temp):
+                os.unlink(temp)
+
+    def transform(self, source, sink, size, name: str):
+        """Stream source to sink (None: discard); returns (bytes read, bytes written)."""
+        read = written = 0
+        with self.progress(size, os.path.basename(name)) as update:
+            if self.mode == "compress":
+                compressor = NNCompressor(self.level, progress=update)
+                while chunk := source.read(READ_CHUNK):
+                    read += len(chunk)
+                    out = compressor.compress(chunk)
+                    written += len(out)
+                    sink.write(out)
+                out = compressor.flush()
+                written += len(out)
+                sink.write(out)
+            else:
+                decoder = StreamDecoder(multi_stream=True, progress=update)
+                while chunk := source.read(READ_CHUNK):
+                    read += len(chunk)
+                    out = decoder.feed(chunk)
+                    written += len(out)
+                    if sink is not None:
+                        sink.write(out)
+                decoder.finish()
+        return read, written
+
+    def verify_archive(self, archive: str, original: str) -> None:
+        """Before --rm deletes the input: decode the archive and compare checksums."""
+        with open(original, "rb") as f:
+            crc = 0
+            while chunk := f.read(1 << 20):
+                crc = fmt.crc32(chunk, crc)
+        decoder = StreamDecoder(multi_stream=False)
+        with open(archive, "rb") as f:
+            while chunk := f.read(READ_CHUNK):
+                decoder.feed(chunk)
+        if not decoder.eof or decoder.last_stream_crc != crc:
+            raise NNCError("verification of the new archive failed; input kept")
+
+    def report(self, name: str, done_in: int, done_out: int, seconds: float) -> None:
+        if not self.args.verbose:
+            return
+        raw, packed = (done_in, done_out) if self.mode == "compress" else (done_out, done_in)
+        bpc = 8 * packed / raw if raw else 0.0
+        speed = raw / 1024 / seconds if seconds > 0 else 0.0
+        verb = {"compress": "compressed", "decompress": "decompressed", "test": "ok"}[self.mode]
+        self.verbose(f"{name}: {verb}: {raw} -> {packed} bytes, {bpc:.3f} bpc, "
+                     f"{speed:.1f} KB/s, {seconds:.2f} s")
+
+    def list_files(self, files) -> None:
+        rows = []
+        for name in files:
+            try:
+                if name == "-":
+                    data = sys.stdin.buffer.read()
+                else:
+                    if os.path.isdir(name):
+                        raise Warn("is a directory -- ignored")
+                    with open(name, "rb") as f:
+                        data = f.read()
+                for info in fmt.scan(data):
+                    params = ModelParams.from_ints(list(info.header.params))
+                    rows.append({
+                        "file": name,
+                        "compressed": info.compressed_size,
+                        "uncompressed": info.raw_size,
+                        "bpc": round(8 * info.compressed_size / info.raw_size, 4) if info.raw_size else None,
+                        "level": info.header.level or None,
+                        "format_version": info.header.version,
+                        "blocks": info.blocks,
+                        "crc32": f"{info.crc:08x}",
+                        "params": params.describe(),
+                    })
+            except Warn as exc:
+                self.warn(name, str(exc))
+            except (NNCError, ValueError) as exc:
+                self.error(name, str(exc))
+            except OSError as exc:
+                self.error(name, exc.strerror or str(exc))
+        if self.args.json:
+            print(json.dumps(rows, indent=2))
+            return
+        print(f"{'compressed':>12} {'uncompressed':>12} {'bpc':>7} {'level':>5} {'version':>7}  name")
+        for row in rows:
+            bpc = f"{row['bpc']:.3f}" if row["bpc"] is not None else "-"
+            level = str(row["level"] or "custom")
+            print(f"{row['compressed']:>12} {row['uncompressed']:>12} {bpc:>7} {level:>5} "
+                  f"{row['format_version']:>7}  {row['file']}")
+
+
+def run_tool(name: str, argv) -> int:
+    if name == "bench":
+        from .benchmark import main as tool
+    elif name == "analyze":
+        from .analysis import main as tool
+    else:
+        from .demo import main as tool
+    return tool(argv)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in TOOLS:
+        return run_tool(argv[0], argv[1:])
+    if argv and argv[0] in ALIASES:
+        argv = ALIASES[argv[0]] + argv[1:]
+    args = build_parser().parse_args(argv)
+    if args.level is None:
+        args.level = DEFAULT_LEVEL
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        return Runner(args).run()
+    except Interrupted as exc:
+        print(f"nncompress: interrupted by {exc}; partial output removed", file=sys.stderr)
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        print("nncompress: interrupted; partial output removed", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): not our error to shout about, but not success
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        print("nncompress: broken pipe", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,185 @@
+"""Stream encoder and decoder: the model and the coder, joined block by block.
+
+Both directions drive the model through the same kernel, `kernels.step` (learn the nibble just
+coded, predict the next): the encoder runs it over known data inside numba and hands the
+predictions to the range coder in one batch; the decoder runs it nibble by nibble, decoding each
+nibble before the model may learn it.  Nothing else touches the model, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import format as fmt
+from .coder import NibbleDecoder, NibbleEncoder
+from .format import NNCError
+from .model.params import ModelParams
+from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
+from .presets import DEFAULT_LEVEL, params_for_level
+
+# Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
+ENCODE_CHUNK = 1 << 16
+
+Progress = Optional[Callable[[int], None]]
+
+
+class StreamEncoder:
+    """Turns raw blocks into one .nnc stream: header(), then block(raw) per block, then end()."""
+
+    def __init__(self, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
+                 block_size: int = fmt.DEFAULT_BLOCK_SIZE):
+        if params is None:
+            params = params_for_level(level)
+        else:
+            level = 0
+        if not 1 <= block_size <= fmt.MAX_BLOCK_SIZE:
+            raise ValueError(f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}")
+        self.params = params.validate()
+        self.block_size = block_size
+        self._header = fmt.Header(fmt.FORMAT_VERSION, level, tuple(self.params.to_ints()), block_size)
+        self._predictor = Predictor(self.params)
+        self._total = 0
+        self._crc = 0
+
+    def header(self) -> bytes:
+        return self._header.encode()
+
+    def block(self, raw: bytes, progress: Progress = None) -> bytes:
+        """Frame and payload for one block of 1..block_size bytes."""
+        if not 1 <= len(raw) <= self.block_size:
+            raise ValueError("block length out of range")
+        raw = bytes(raw)
+        encoder = NibbleEncoder()
+        for start in range(0, len(raw), ENCODE_CHUNK):
+            chunk = raw[start : start + ENCODE_CHUNK]
+            probabilities = self._predictor.predict_known(chunk)
+            encoder.encode(bytes_to_nibbles(chunk), probabilities)
+            if progress:
+                progress(len(chunk))
+        payload = encoder.finish()
+        crc = fmt.crc32(raw)
+        self._total += len(raw)
+        self._crc = fmt.crc32(raw, self._crc)
+        return fmt.encode_block_frame(len(raw), len(payload), crc) + payload
+
+    def end(self) -> bytes:
+        return fmt.encode_end(self._total, self._crc)
+
+
+class BlockDecoder:
+    """Decodes the blocks of one stream, in order, with the model its header describes."""
+
+    def __init__(self, header: fmt.Header):
+        try:
+            self.params = ModelParams.from_ints(list(header.params))
+        except (ValueError, TypeError) as exc:
+            raise NNCError(f"corrupt archive header: {exc}") from None
+        self.header = header
+        self._predictor = Predictor(self.params)
+        self.total = 0
+        self.crc = 0
+
+    def block(self, frame: fmt.BlockFrame, payload: bytes, progress: Progress = None) -> bytes:
+        decoder = NibbleDecoder(payload)
+        predictor = self._predictor
+        predict_next, learn, decode = predictor.predict_next, predictor.learn, decoder.decode
+        count = 2 * frame.raw_len
+        nibbles = np.empty(count, dtype=np.uint8)
+        report_every = 1 << 15
+        for k in range(count):
+            value = decode(predict_next())
+            learn(value)
+            nibbles[k] = value
+            if progress and (k + 1) % report_every == 0:
+                progress(report_every // 2)
+        if progress:
+            progress((count % report_every) // 2)
+        raw = nibbles_to_bytes(nibbles)
+        if fmt.crc32(raw) != frame.crc:
+            raise NNCError("corrupt archive: block checksum mismatch (data damaged)")
+        self.total += len(raw)
+        self.crc = fmt.crc32(raw, self.crc)
+        return raw
+
+    def check_trailer(self, total_len: int, total_crc: int) -> None:
+        if total_len != self.total or total_crc != self.crc:
+            raise NNCError("corrupt archive: stream length or checksum mismatch")
+
+
+class StreamDecoder:
+    """Push parser for concatenated streams: feed bytes, get verified raw bytes back.
+
+    Only data whose block checksum matched is ever returned.  `eof` is set after a complete
+    stream when `multi_stream` is False; otherwise the parser waits for the next stream.
+    """
+
+    def __init__(self, multi_stream: bool = True, progress: Progress = None):
+        self._buf = bytearray()
+        self._multi = multi_stream
+        self._progress = progress
+        self._blocks: BlockDecoder | None = None
+        self._frame: fmt.BlockFrame | None = None
+        self.streams = 0
+        self.last_stream_crc = None
+        self.eof = False
+        self.in_stream = False  # inside a stream (header seen, trailer not yet)
+
+    def feed(self, data) -> bytes:
+        if self.eof:
+            raise EOFError("already at the end of the stream")
+        self._buf += data
+        out = bytearray()
+        pos = 0
+        buf = self._buf
+        try:
+            while pos < len(buf) and not self.eof:
+                if self._blocks is None:
+                    try:
+                        header, pos = fmt.parse_header(buf, pos)
+                    except NNCError:
+                        if self.streams:
+                            raise NNCError("trailing garbage after the compressed stream") from None
+                        raise
+                    self._blocks = BlockDecoder(header)
+                    self.in_stream = True
+                    continue
+                if self._frame is None:
+                    frame, new_pos = fmt.parse_block_frame(buf, pos, self._blocks.header.block_size)
+                    if frame.raw_len == 0:
+                        total_len, total_crc, new_pos = fmt.parse_trailer(buf, new_pos)
+                        self._blocks.check_trailer(total_len, total_crc)
+                        self.last_stream_crc = total_crc
+                        pos = new_pos
+                        self._blocks = None
+                        self.in_stream = False
+                        self.streams += 1
+                        if not self._multi:
+                            self.eof = True
+                        continue
+                    self._frame = frame
+                    pos = new_pos
+                if len(buf) - pos < self._frame.payload_len:
+                    break
+                payload = bytes(buf[pos : pos + self._frame.payload_len])
+                out += self._blocks.block(self._frame, payload, self._progress)
+                pos += self._frame.payload_len
+                self._frame = None
+        except fmt.NeedMoreData:
+            pass
+        del buf[:pos]
+        return bytes(out)
+
+    @property
+    def unused_data(self) -> bytes:
+        return bytes(self._buf) if self.eof else b""
+
+    def finish(self) -> None:
+        """Call at the end of input: raises if the input stopped inside a stream."""
+        if self.in_stream or self._buf and not self.eof:
+            if self._buf and not self.in_stream and self.streams:
+                raise NNCError("trailing data after the end of the compressed stream")
+            raise NNCError("compressed data ended before the end of the stream (truncated)")
+        if not self.streams:
+            raise NNCError("no compressed data (empty input)")

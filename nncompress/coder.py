@@ -1,0 +1,41 @@
+"""Entropy coding with constriction's range coder: the only module that imports constriction.
+
+Each nibble is one symbol of a 16-way categorical built from the model's probabilities.
+`perfect=False` on both sides: its quantisation is cheap and, given bit-identical inputs, identical
+in encoder and decoder.  The range coder cannot tell where its stream ends, so the container
+records how many bytes each block holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import constriction
+
+_queue = constriction.stream.queue
+_CATEGORICAL = constriction.stream.model.Categorical(perfect=False)
+
+
+class NibbleEncoder:
+    def __init__(self):
+        self._encoder = _queue.RangeEncoder()
+
+    def encode(self, nibbles: np.ndarray, probabilities: np.ndarray) -> None:
+        """Code nibbles[k] with distribution probabilities[k] (rows need not be normalised)."""
+        if nibbles.shape[0]:
+            self._encoder.encode(nibbles.astype(np.int32, copy=False), _CATEGORICAL, probabilities)
+
+    def finish(self) -> bytes:
+        return self._encoder.get_compressed().astype("<u4").tobytes()
+
+
+class NibbleDecoder:
+    def __init__(self, payload: bytes):
+        if len(payload) % 4:
+            raise ValueError("range-coder payload must be a whole number of 32-bit words")
+        words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
+        self._decoder = _queue.RangeDecoder(words)
+        self._row = np.empty((1, 16), dtype=np.float64)
+
+    def decode(self, probabilities: np.ndarray) -> int:
+        self._row[0] = probabilities
+        return int(self._decoder.decode(_CATEGORICAL, self._row)[0])

@@ -1,0 +1,56 @@
+import pytest
+
+from nncompress import format as fmt
+from nncompress.format import NNCError
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63 - 1])
+def test_varint_round_trip(value):
+    out = bytearray()
+    fmt.put_varint(out, value)
+    assert fmt.get_varint(out, 0) == (value, len(out))
+
+
+def test_varint_truncated_and_overlong():
+    with pytest.raises(fmt.NeedMoreData):
+        fmt.get_varint(b"\x80\x80", 0)
+    with pytest.raises(NNCError):
+        fmt.get_varint(b"\xff" * 12, 0)
+
+
+def test_header_round_trip_and_checksum():
+    header = fmt.Header(fmt.FORMAT_VERSION, 6, (1, 2, 300), 1 << 20)
+    raw = header.encode()
+    parsed, end = fmt.parse_header(raw)
+    assert parsed == header and end == len(raw)
+    damaged = bytearray(raw)
+    damaged[7] ^= 1
+    with pytest.raises(NNCError, match="checksum"):
+        fmt.parse_header(bytes(damaged))
+
+
+def test_old_version_refused():
+    raw = bytearray(fmt.Header(fmt.FORMAT_VERSION, 6, (1,), 100).encode())
+    raw[4] = 0
+    with pytest.raises(NNCError, match="no longer supported"):
+        fmt.parse_header(bytes(raw))
+
+
+def test_block_frame_limits():
+    frame = fmt.encode_block_frame(10, 8, 0xDEADBEEF)
+    parsed, _ = fmt.parse_block_frame(frame, 0, 100)
+    assert (parsed.raw_len, parsed.payload_len, parsed.crc) == (10, 8, 0xDEADBEEF)
+    with pytest.raises(NNCError, match="block longer"):
+        fmt.parse_block_frame(frame, 0, 5)
+    with pytest.raises(NNCError, match="payload length"):
+        fmt.parse_block_frame(fmt.encode_block_frame(1, 4000, 0), 0, 100)
+
+
+def test_model_params_round_trip():
+    from nncompress.model.params import ModelParams
+    from nncompress.presets import LEVELS
+
+    for params in LEVELS.values():
+        assert ModelParams.from_ints(params.to_ints()) == params
+    with pytest.raises(ValueError):
+        ModelParams.from_ints([1, 2, 3])
