@@ -520,3 +520,31 @@ def predict_known(st, first_value, nibbles, probs):
     for k in range(nibbles.shape[0]):
         step(st, value, probs[k])
         value = nibbles[k]
+
+
+@njit(cache=True)
+def peek_low_nibbles(st, scratch_tables, scratch_slots, scratch_reg, scratch, out):
+    """Analysis only: the low-nibble distribution for each of the 16 possible high nibbles.
+
+    Call right after the high nibble of a byte was predicted (before it is learned).  Changes
+    no model state: slots are looked up without being claimed (a missing slot reads as fresh
+    zeros, exactly what claiming would create) and the per-node scratch is separate.
+    out has shape (16, 16): out[hi, lo] ~ P(lo | hi)."""
+    (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, msm_p, msm_n,
+     apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
+     squash, stretch, sig, recip, next_state, priority, inputs, node_dot, node_pmix,
+     node_apm, node_p, node_z) = st
+    (s_inputs, s_node_dot, s_node_pmix, s_node_apm, s_node_p, s_node_z) = scratch
+    for k in range(reg.shape[0]):
+        scratch_reg[k] = reg[k]
+    scratch_reg[R_NIBBLE] = 1
+    for hi in range(16):
+        scratch_reg[R_HI] = hi
+        for i in range(cfg[C_NCTX]):
+            off = lookup_slot(tables[i], hash2(ctx_hash[i], 1 + hi))
+            for k in range(16):
+                scratch_tables[i, k] = tables[i, off + k] if off >= 0 else 0
+            scratch_slots[i] = 0
+        predict_nibble(cfg, scratch_reg, scratch_tables, scratch_slots, sm_p, mixw, mix2w, o0_p,
+                       msm_p, apm1, apm2, rnn_v, rnn_b, rnn_s, squash, stretch, s_inputs,
+                       s_node_dot, s_node_pmix, s_node_apm, s_node_p, s_node_z, out[hi])

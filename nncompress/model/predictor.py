@@ -124,6 +124,38 @@ class Predictor:
         return probs
 
 
+    def byte_distributions(self, data: bytes | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Analysis: (code lengths in bits per byte, P(byte) for all 256 values before each byte).
+
+        The code lengths come from the coding path itself (the same kernel calls as the
+        decoder); the 256-way distributions add a side look-up (`kernels.peek_low_nibbles`)
+        that changes no state, so they can be shown next to the true costs.  Slow: analysis only.
+        """
+        raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+        a = self._arrays
+        nctx = len(self.params.contexts)
+        scratch_tables = np.zeros((nctx, 16), dtype=np.uint8)
+        scratch_slots = np.zeros(nctx, dtype=np.int64)
+        scratch_reg = np.zeros_like(a["reg"])
+        scratch = tuple(np.zeros_like(a[k]) for k in
+                        ("inputs", "node_dot", "node_pmix", "node_apm", "node_p", "node_z"))
+        low = np.empty((16, 16), dtype=np.float64)
+        costs = np.empty(raw.shape[0], dtype=np.float64)
+        dists = np.empty((raw.shape[0], 256), dtype=np.float64)
+        for k, byte in enumerate(raw):
+            high = self.predict_next().copy()
+            kernels.peek_low_nibbles(self._state, scratch_tables, scratch_slots, scratch_reg,
+                                     scratch, low)
+            hi, lo = int(byte) >> 4, int(byte) & 15
+            self.learn(hi)
+            actual_low = self.predict_next()
+            self.learn(lo)
+            p_hi = high / high.sum()
+            dists[k] = (p_hi[:, None] * (low / low.sum(axis=1, keepdims=True))).reshape(256)
+            costs[k] = -np.log2(p_hi[hi] * actual_low[lo] / actual_low.sum())
+        return costs, dists
+
+
 def bytes_to_nibbles(data) -> np.ndarray:
     raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     nibbles = np.empty(raw.shape[0] * 2, dtype=np.int64)
