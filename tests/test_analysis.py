@@ -1,0 +1,244 @@
+"""`nncompress analyze`: code lengths agree with real archives, entropies with a slow reference,
+and the report files (JSON, PNG, HTML) are complete and safe."""
+
+import json
+import math
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import nncompress
+from nncompress import analysis
+from nncompress import format as fmt
+from nncompress.model.predictor import Predictor
+from nncompress.presets import params_for_level
+
+SMALL_CORPUS_FILES = ["grammar.lsp", "xargs.1", "fields.c"]
+
+
+def header_size(level):
+    params = params_for_level(level)
+    return len(fmt.Header(fmt.FORMAT_VERSION, level, tuple(params.to_ints()),
+                          fmt.DEFAULT_BLOCK_SIZE).encode())
+
+
+def check_code_lengths(data, level):
+    bits = analysis.code_lengths(data, level)
+    assert bits.shape == (len(data),)
+    assert np.all(bits > 0) and np.all(np.isfinite(bits))
+    blob = nncompress.compress(data, level)
+    ideal = bits.sum() / 8
+    # Container bytes: the header, one block frame (data < 1 MiB) and the end trailer.
+    container = header_size(level) + len(fmt.encode_block_frame(len(data), len(blob), 0)) + len(
+        fmt.encode_end(len(data), 0))
+    assert abs(ideal - len(blob)) <= 0.001 * len(blob) + 16 + container
+    # The range coder's payload alone is within 0.1% + 16 bytes of the ideal code length.
+    assert abs(ideal - (len(blob) - container)) <= 0.001 * len(blob) + 16
+    # And the size the analysis reports is the archive's, byte for byte.
+    assert analysis.nncompress_size(data, level) == len(blob)
+
+
+@pytest.mark.parametrize("name", SMALL_CORPUS_FILES)
+def test_code_lengths_match_real_archive_on_corpus(corpora, name):
+    check_code_lengths((corpora / name).read_bytes(), 6)
+
+
+@pytest.mark.parametrize("level", [1, 6])
+def test_code_lengths_match_real_archive_on_sample_text(sample_text, level):
+    check_code_lengths(sample_text, level)
+
+
+def test_code_lengths_follow_block_boundaries(sample_text):
+    data = sample_text[:5000]
+    params = params_for_level(1)
+    costs, size = analysis._model_pass(data, params=params, block_size=1500, encode=True)
+    assert size == len(nncompress.compress(data, params=params, block_size=1500))
+    # The model's state carries over blocks, so the costs do not depend on block size.
+    assert np.allclose(costs, analysis.code_lengths(data, params=params))
+
+
+def test_byte_distributions_agree_with_code_lengths(sample_text):
+    data = sample_text[:1500]
+    costs, top, top_p = analysis.top_predictions(data, 1)
+    assert np.allclose(costs, analysis.code_lengths(data, 1), rtol=1e-9, atol=1e-9)
+    assert top.shape == (len(data), 5) and np.all(np.diff(top_p, axis=1) <= 0)
+    _, dists = Predictor(params_for_level(1)).byte_distributions(data[:200])
+    assert np.allclose(dists.sum(axis=1), 1.0)
+
+
+def slow_entropy(data, k):
+    """H(X | k previous bytes) over positions k..n-1, by dictionary counting."""
+    joint, ctx = Counter(), Counter()
+    for i in range(k, len(data)):
+        c = bytes(data[i - k : i])
+        joint[c, data[i]] += 1
+        ctx[c] += 1
+    total = sum(ctx.values())
+    if not total:
+        return None
+    return -sum(n * math.log2(n / ctx[c]) for (c, _), n in joint.items()) / total
+
+
+ENTROPY_INPUTS = [
+    b"",
+    b"a",
+    b"abracadabra",
+    b"aaaaaaaaaaaaaaaa",
+    b"the cat sat on the mat; the cat ate the rat.\r\n" * 3,
+    bytes(np.random.default_rng(7).integers(0, 256, 3000, dtype=np.uint8)),
+    bytes(np.random.default_rng(8).integers(0, 3, 2000, dtype=np.uint8)),
+]
+
+
+@pytest.mark.parametrize("data", ENTROPY_INPUTS)
+def test_entropy_table_matches_slow_reference(data):
+    table = analysis.entropy_table(data, max_order=5)
+    assert sorted(table) == list(range(6))
+    for k, h in table.items():
+        ref = slow_entropy(data, k)
+        if ref is None:
+            assert h is None
+        else:
+            assert h == pytest.approx(ref, abs=1e-9)
+
+
+def test_entropy_details_counts():
+    data = b"abcabcabd"
+    rows = analysis.entropy_details(data, 2)
+    assert rows[0]["contexts"] == 1 and rows[0]["positions"] == 9
+    assert rows[2]["positions"] == 7
+    # contexts of order 2: ab bc ca ab bc ca ab -> 3 distinct, none seen once
+    assert rows[2]["contexts"] == 3 and rows[2]["single_context_fraction"] == 0.0
+
+
+def slow_order2(data, alpha=0.5):
+    joint, ctx = Counter(), Counter()
+    out = []
+    padded = b"\0\0" + data
+    for i, x in enumerate(data):
+        c = padded[i : i + 2]
+        out.append(-math.log2((joint[c, x] + alpha) / (ctx[c] + 256 * alpha)))
+        joint[c, x] += 1
+        ctx[c] += 1
+    return np.array(out)
+
+
+@pytest.mark.parametrize("data", ENTROPY_INPUTS)
+def test_order2_code_lengths_match_slow_reference(data):
+    got = analysis.order2_code_lengths(data)
+    assert got.shape == (len(data),)
+    assert np.allclose(got, slow_order2(data))
+
+
+NASTY = ("<script>alert('x')</script> & \"q\" é€😀 \u202eevil\u202c\n".encode()
+         + b"ctl:\x00\x07\x1b\x7f| bad:\xff\xfe\xc3( |lone\rcr|crlf\r\nend\t.\xe2\x82")
+
+
+def text_div(page):
+    return page[page.index('<div class="text">'):page.rindex("</div>")]
+
+
+@pytest.fixture(scope="module")
+def nasty_page(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html") / "nasty.html"
+    r = analysis.analyze_file(NASTY, 1, name="nasty<&>.txt", keep_costs=True)
+    analysis.write_html([r], str(out))
+    return r, out.read_bytes()
+
+
+def test_html_escapes_markup_and_bytes(nasty_page):
+    r, raw = nasty_page
+    page = raw.decode("utf-8")  # valid UTF-8 throughout
+    for ch in "\x00\x07\x1b\x7f\u202e\u202c\r":
+        assert ch not in page
+    text = text_div(page)
+    assert "<script" not in page.lower() and "&lt;" in text and "&amp;" in text
+    assert "&quot;" in text and "&#x27;" in text
+    assert "nasty&lt;&amp;&gt;.txt" in page
+    for esc in ["\\x00", "\\x07", "\\x1b", "\\x7f", "\\xff", "\\xfe", "\\xc3", "\\x0d", "\\u202e",
+                "\\xe2", "\\x82"]:
+        assert esc in text, esc
+    # every character is one element; tags balance
+    assert text.count("<i ") == text.count("</i>")
+    # the invalid pair \xc3( is one escape and a plain '('
+    assert '\\xc3</i><i class=' in text
+    # newlines stay line breaks (LF and CRLF), tab kept
+    assert text.count("↵</i>\n") == 2 and "\t" in text
+    # the multi-byte characters are one span each, coloured by the summed cost of their bytes
+    costs = r["costs"]["nncompress"]
+    start = NASTY.index("😀".encode())
+    total = costs[start : start + 4].sum()
+    m = re.search(r'<i class="?(c\d)"? title="([^"]*)">😀</i>', text)
+    assert m and m.group(2).startswith(f"{total:.2f} bits")
+    assert m.group(1) == f"c{analysis._bin(total)}"
+    assert "top-5: " in m.group(2)
+
+
+def test_html_prefix_limit(sample_text, tmp_path):
+    r = analysis.analyze_file(sample_text[:3000], 1, references=False, keep_costs=True)
+    out = tmp_path / "p.html"
+    analysis.write_html([r], str(out), limit=500)
+    page = out.read_text(encoding="utf-8")
+    assert "first 500 of 3,000 bytes" in page
+    assert len(re.findall("title=", text_div(page))) <= 500
+
+
+def test_char_groups_cover_every_byte():
+    groups = analysis.char_groups(NASTY)
+    assert groups[0][0] == 0 and groups[-1][1] == len(NASTY)
+    assert all(a[1] == b[0] for a, b in zip(groups, groups[1:]))
+
+
+def test_cli_json_plot_html(corpora, tmp_path, capsys):
+    # a directory is a set: one summary with totals
+    d = tmp_path / "set"
+    d.mkdir()
+    for name in ["grammar.lsp", "xargs.1"]:
+        (d / name).write_bytes((corpora / name).read_bytes())
+    (d / "empty").write_bytes(b"")
+    js, png, page = tmp_path / "out.json", tmp_path / "out.png", tmp_path / "out.html"
+    rc = analysis.main([str(d), "--level", "2", "--json", str(js), "--plot", str(png),
+                        "--html", str(page), "--html-limit", "300", "--window", "100", "-q"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "grammar.lsp" in out and "H5" in out and "[" + str(d) + "]" in out
+    report = json.loads(js.read_text())
+    assert report["level"] == 2
+    files = {r["name"]: r for r in report["files"]}
+    assert set(files) == {"grammar.lsp", "xargs.1", "empty"}
+    r = files["grammar.lsp"]
+    for key in ["bytes", "distinct_bytes", "entropy", "order2_adaptive", "nncompress", "reference"]:
+        assert key in r
+    assert [e["order"] for e in r["entropy"]] == list(range(6))
+    assert r["nncompress"]["compressed_bytes"] == len(
+        nncompress.compress((corpora / "grammar.lsp").read_bytes(), 2))
+    assert r["nncompress"]["code_length_bpc"] < r["order2_adaptive"]["bpc"]
+    assert set(r["reference"]) == {"gzip", "xz", "paq"}
+    assert files["empty"]["bytes"] == 0 and files["empty"]["nncompress"]["code_length_bpc"] is None
+    (s,) = report["sets"]
+    assert s["bytes"] == sum(f["bytes"] for f in report["files"])
+    assert s["methods"]["nncompress"]["bytes"] == sum(
+        f["nncompress"]["compressed_bytes"] for f in report["files"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.read_text(encoding="utf-8").count('<div class="text">') == 3
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert analysis.main([str(tmp_path / "missing"), "-q"]) == 1
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_cli_corpus_set_name(corpora, tmp_path, monkeypatch):
+    """A catalog name (a set, or one file of it) is resolved by nncompress.corpora."""
+    corpora_module = pytest.importorskip("nncompress.corpora")
+    if not corpora_module.is_set("grammar.lsp"):
+        pytest.skip("grammar.lsp is not in the corpus catalog")
+    monkeypatch.chdir(tmp_path)
+    js = tmp_path / "set.json"
+    assert analysis.main(["grammar.lsp", "--corpora", str(corpora), "--level", "1",
+                          "--no-reference", "--json", str(js), "-q"]) == 0
+    report = json.loads(js.read_text())
+    assert [r["name"] for r in report["files"]] == ["grammar.lsp"]
+    assert report["sets"][0]["name"] == "grammar.lsp"
