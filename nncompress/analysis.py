@@ -734,6 +734,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly, as other tools do
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
+
+
+def _main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.html_limit < 1 or args.window < 0:
         print("nncompress analyze: --html-limit must be >= 1 and --window >= 0", file=sys.stderr)
