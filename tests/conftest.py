@@ -1,23 +1,10 @@
-import os
-from pathlib import Path
-
 import pytest
 
-
-def shared_corpora() -> Path | None:
-    """The workplace's shared benchmark corpora, if present (NNC_CORPORA overrides)."""
-    env = os.environ.get("NNC_CORPORA")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve().parent.parent
-    candidates += [here.parent / "shared" / "corpora", here.parent.parent / "shared" / "corpora"]
-    for path in candidates:
-        if (path / "MANIFEST.tsv").exists():
-            return path
-    return None
+from nncompress.corpora import shared_corpora  # noqa: F401  (one lookup, shared with `nncompress bench`)
 
 
 @pytest.fixture(scope="session")
-def corpora() -> Path:
+def corpora():
     path = shared_corpora()
     if path is None:
         pytest.skip("shared corpora not available (set NNC_CORPORA)")

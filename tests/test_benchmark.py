@@ -1,0 +1,144 @@
+"""`nncompress bench`: every column, round-trip flags, skipped comparators, cache reuse.  No timing
+assertions; workers are real subprocesses, so this is kept to a few tiny runs."""
+
+import json
+import os
+import stat
+import sys
+import textwrap
+
+import pytest
+
+from nncompress import benchmark
+
+
+@pytest.fixture(scope="module")
+def tiny_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny")
+    a = folder / "a.txt"
+    b = folder / "b.txt"
+    a.write_bytes(b"It was the best of times, it was the worst of times.\n" * 40)
+    b.write_bytes(bytes(range(256)) + b"mostly text, some binary\n" * 20)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def bench_run(tiny_files, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    paths = {"json": out / "r.json", "md": out / "r.md", "png": out / "r.png"}
+    argv = [str(p) for p in tiny_files] + ["--with", "zlib,bz2", "--levels", "1", "--min-time", "0",
+                                          "--json", str(paths["json"]), "--markdown", str(paths["md"]),
+                                          "--plot", str(paths["png"]), "-q"]
+    return argv, paths
+
+
+def test_bench_every_column(bench_run, tiny_files, capsys):
+    argv, paths = bench_run
+    assert benchmark.main(argv) == 0
+    text = capsys.readouterr().out
+    for column in benchmark.FILE_COLUMNS + ["mean bpc", "peak MiB"]:
+        assert column in text
+    report = json.loads(paths["json"].read_text())
+    rows = report["results"]
+    assert [(r["file"], r["compressor"]) for r in rows] == [
+        (f, c) for f in ("a.txt", "b.txt") for c in ("gzip", "bzip2", "nnc-1")]
+    sizes = {p.name: p.stat().st_size for p in tiny_files}
+    for row in rows:
+        assert row["roundtrip"] == "ok" and row["error"] is None
+        assert row["bytes"] == sizes[row["file"]]
+        assert 0 < row["compressed"] and row["bpc"] == pytest.approx(8 * row["compressed"] / row["bytes"])
+        for key in ("comp_s", "decomp_s", "comp_kbs", "decomp_kbs", "comp_peak_mib", "decomp_peak_mib",
+                    "comp_reps", "decomp_reps"):
+            assert row[key] is not None and row[key] > 0, key
+    nnc = [r for r in rows if r["compressor"] == "nnc-1"]
+    assert all(r["warmup_s"] is not None for r in nnc)
+    assert all(r["comp_peak_mib"] > r["comp_base_mib"] * 0 for r in nnc)
+    totals = [t for t in report["totals"] if t["group"] == "files"]
+    assert {t["compressor"] for t in totals} == {"gzip", "bzip2", "nnc-1"}
+    for t in totals:
+        assert t["complete"] and t["roundtrip"] == "ok" and t["original"] == sum(sizes.values())
+        assert t["compressed"] == sum(r["compressed"] for r in rows if r["compressor"] == t["compressor"])
+    assert report["meta"]["cpu"] and report["meta"]["cores"] and "numba" in report["meta"]["packages"]
+    md = paths["md"].read_text()
+    assert "| file | compressor | bytes | compressed | bpc |" in md and "round trip" in md
+    assert md.count("| ok |") >= len(rows) + len(totals)
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _fake_compressor(tmp_path, corrupt: bool) -> str:
+    script = tmp_path / ("fake-bad" if corrupt else "fake-good")
+    script.write_text(f"#!{sys.executable}\n" + textwrap.dedent(f"""\
+        import sys
+        mode, src, dst = sys.argv[1:4]
+        data = open(src, "rb").read()
+        if mode == "-d" and {corrupt!r}:
+            data = data[:-1] + bytes([data[-1] ^ 1])
+        open(dst, "wb").write(data)
+        """))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+def test_external_and_failed_round_trip_shown(tiny_files, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NNC_CMIX", _fake_compressor(tmp_path, corrupt=True))
+    monkeypatch.setenv("NNC_LSTM_COMPRESS", _fake_compressor(tmp_path, corrupt=False))
+    out = tmp_path / "r.json"
+    status = benchmark.main([str(tiny_files[0]), "--with", "cmix,lstm-compress", "--levels", "none",
+                             "--min-time", "0", "--json", str(out), "-q"])
+    assert status == 1  # a failed round trip makes the run fail ...
+    text = capsys.readouterr().out
+    assert "FAILED" in text  # ... and is shown in the table
+    rows = {r["compressor"]: r for r in json.loads(out.read_text())["results"]}
+    assert rows["cmix"]["roundtrip"] == "FAILED" and rows["cmix"]["compressed"] == tiny_files[0].stat().st_size
+    assert rows["lstm-compress"]["roundtrip"] == "ok" and rows["lstm-compress"]["comp_peak_mib"] > 0
+
+
+def test_broken_worker_reported(tiny_files):
+    broken = benchmark.Comparator("broken", "broken", {"type": "python", "codec": "nope"})
+    row = benchmark.measure(tiny_files[0], tiny_files[0].read_bytes(), broken, min_time=0)
+    assert row["roundtrip"] == "error" and "unknown codec" in row["error"]
+    assert "error: compress" in benchmark._file_cells({"file": "a", "bytes": 1} | row)[-1]
+
+
+def test_missing_comparators_skipped_with_note(monkeypatch, capsys, tiny_files):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyppmd" else real(name, *a))
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("NNC_PAQ8PX", raising=False)
+    comps = {c.key: c for c in benchmark.select_comparators("ppmd,paq8px,zlib")}
+    assert list(comps) == ["ppmd6", "ppmd16", "gzip", "paq8px"] or set(comps) == {"ppmd6", "ppmd16", "gzip", "paq8px"}
+    assert not comps["ppmd6"].available and "not installed" in comps["ppmd6"].note
+    assert not comps["paq8px"].available and "NNC_PAQ8PX" in comps["paq8px"].note
+    assert benchmark.main([str(tiny_files[0]), "--with", "ppmd,zlib", "--levels", "none",
+                           "--min-time", "0", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "skipped" in text and "gzip -9" in text
+    with pytest.raises(ValueError, match="unknown compressor"):
+        benchmark.select_comparators("gzip,nosuch")
+
+
+def test_cache_reuse_and_incomplete_totals(tiny_files, tmp_path):
+    files = [benchmark.file_info(p) for p in tiny_files]
+    gzip = benchmark.select_comparators("gzip")[0]
+    groups = {"both": [f.name for f in files]}
+    first = benchmark.run([(files[0], [gzip]), (files[1], [])], groups, min_time=0, progress=False)
+    total = first.totals()[0]
+    assert not total["complete"] and total["bpc"] is None and total["roundtrip"].startswith("incomplete")
+    cache_path = tmp_path / "comparators.json"
+    assert benchmark.save_cache(cache_path, first) == 1
+    cache = benchmark.load_cache(cache_path)
+    second = benchmark.run([(f, [gzip]) for f in files], groups, cache=cache, min_time=0, progress=False)
+    assert [r["cached"] for r in second.results] == [True, False]
+    assert second.results[0]["compressed"] == first.results[0]["compressed"]
+    assert second.totals()[0]["complete"]
+
+
+def test_targets_sets_and_errors(corpora, capsys):
+    files, groups = benchmark._targets(["grammar.lsp", "xargs.1"], str(corpora))
+    assert [f.name for f in files] == ["grammar.lsp", "xargs.1"] and set(groups) == {"grammar.lsp", "xargs.1"}
+    assert benchmark.main(["no-such-thing", "-q"]) == 1
+    assert "no such file, folder or corpus set" in capsys.readouterr().err
+    assert benchmark.main(["--list"]) == 0
+    assert "canterbury" in capsys.readouterr().out

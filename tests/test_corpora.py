@@ -1,0 +1,142 @@
+"""Corpus catalog, lookup with SHA-256 verification, and fetching (against a local HTTP server only)."""
+
+import functools
+import hashlib
+import http.server
+import io
+import tarfile
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from nncompress import corpora
+
+
+def _entry(name, data, set_name="tiny", url="", member="", derive=""):
+    return corpora.CorpusFile(name=name, set=set_name, bytes=len(data), sha256=hashlib.sha256(data).hexdigest(),
+                              kind="test", url=url, member=member, derive=derive)
+
+
+@pytest.fixture()
+def http_root(tmp_path):
+    """A folder served by http.server on 127.0.0.1 in a thread; yields (folder, base URL)."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_catalog_sets():
+    catalog = corpora.load_catalog()
+    names = corpora.set_names(catalog)
+    assert {"canterbury", "calgary", "enwik8_1M", "large", "all"} <= set(names)
+    assert len(corpora.set_files("all", catalog)) == len(catalog)
+    assert [e.name for e in corpora.set_files("enwik8_1M", catalog)] == ["enwik8_1M"]
+    assert catalog["enwik8_1M"].derive == "head:1000000" and catalog["enwik8_1M"].bytes == 1_000_000
+    for entry in catalog.values():
+        assert len(entry.sha256) == 64 and entry.url.startswith("http")
+    with pytest.raises(corpora.CorpusError, match="unknown corpus set"):
+        corpora.set_files("nope", catalog)
+
+
+def test_catalog_matches_shared_manifest(corpora):  # the `corpora` fixture: skips without the shared copy
+    from nncompress import corpora as module
+
+    catalog = module.load_catalog()
+    manifest = {}
+    for line in (corpora / "MANIFEST.tsv").read_text().splitlines()[1:]:
+        name, size, sha = line.split("\t")[:3]
+        manifest[name] = (int(size), sha)
+    assert {n: (e.bytes, e.sha256) for n, e in catalog.items()} == manifest
+
+
+def test_locate_verifies_sha256(tmp_path, monkeypatch):
+    data = b"the quick brown fox\n" * 10
+    entry = _entry("fox.txt", data)
+    (tmp_path / "fox.txt").write_bytes(data)
+    assert corpora.locate(entry, tmp_path) == tmp_path / "fox.txt"
+    # same size, different bytes: rejected by the SHA-256 check
+    (tmp_path / "fox.txt").write_bytes(data[:-2] + b"X\n")
+    with pytest.raises(corpora.CorpusError, match="sha256 .* does not match"):
+        corpora.locate(entry, tmp_path)
+    (tmp_path / "fox.txt").write_bytes(data + b"more")
+    with pytest.raises(corpora.CorpusError, match="size"):
+        corpora.locate(entry, tmp_path)
+    # NNC_CORPORA is used when no folder is given; a missing file says how to fetch it
+    monkeypatch.setenv("NNC_CORPORA", str(tmp_path / "empty"))
+    assert corpora.search_dirs() == [tmp_path / "empty"]
+    with pytest.raises(corpora.CorpusError, match="fetch"):
+        corpora.locate(entry)
+
+
+def test_resolve_set_rejects_damaged_catalog_file(tmp_path):
+    catalog = corpora.load_catalog()
+    entry = catalog["grammar.lsp"]
+    (tmp_path / "grammar.lsp").write_bytes(b"x" * entry.bytes)
+    with pytest.raises(corpora.CorpusError, match="grammar.lsp"):
+        corpora.resolve_set("grammar.lsp", tmp_path, catalog=catalog)
+
+
+def test_fetch_from_mirror(http_root, tmp_path):
+    root, base = http_root
+    good, bad = b"hello corpus\n" * 50, b"tampered"
+    (root / "a.txt").write_bytes(good)
+    (root / "b.txt").write_bytes(bad)
+    catalog = {"a.txt": _entry("a.txt", good), "b.txt": _entry("b.txt", b"original", "other")}
+    dest = tmp_path / "dest"
+    paths = corpora.fetch(["tiny"], dest, base_url=base, catalog=catalog, log=lambda m: None)
+    assert paths == [dest / "a.txt"] and (dest / "a.txt").read_bytes() == good
+    with pytest.raises(corpora.CorpusError, match="sha256"):
+        corpora.fetch(["other"], dest, base_url=base, catalog=catalog, log=lambda m: None)
+    assert not (dest / "b.txt").exists() and not list(dest.glob(".*"))
+    with pytest.raises(corpora.CorpusError, match="download failed"):
+        corpora.fetch(["tiny"], tmp_path / "d2", base_url=base + "/missing", catalog=catalog, log=lambda m: None)
+
+
+def test_fetch_canonical_archives(http_root, tmp_path):
+    root, base = http_root
+    one, two, big = b"first file\n" * 20, b"second file\n" * 30, bytes(range(256)) * 40
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in (("one", one), ("sub/two", two)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    (root / "set.tar.gz").write_bytes(buffer.getvalue())
+    with zipfile.ZipFile(root / "big.zip", "w") as archive:
+        archive.writestr("big", big)
+    catalog = {
+        "one": _entry("one", one, url=f"{base}/set.tar.gz", member="one"),
+        "two": _entry("two", two, url=f"{base}/set.tar.gz", member="two"),
+        "big_1k": _entry("big_1k", big[:1000], url=f"{base}/big.zip", member="big", derive="head:1000"),
+    }
+    dest = tmp_path / "dest"
+    paths = corpora.fetch(["all"], dest, catalog=catalog, log=lambda m: None)
+    assert [p.name for p in paths] == ["one", "two", "big_1k"]
+    assert (dest / "two").read_bytes() == two and (dest / "big_1k").read_bytes() == big[:1000]
+    # present and correct: kept, nothing downloaded (the server is not needed)
+    (root / "set.tar.gz").unlink()
+    assert len(corpora.fetch(["tiny"], dest, catalog=catalog, log=lambda m: None)) == 3
+
+
+def test_fetch_cli_real_catalog(http_root, tmp_path, corpora, capsys):
+    from nncompress.benchmark import main
+
+    root, base = http_root
+    for name in ("grammar.lsp", "xargs.1"):
+        (root / name).write_bytes((corpora / name).read_bytes())
+    dest = tmp_path / "fetched"
+    assert main(["fetch", "grammar.lsp", "xargs.1", "--dest", str(dest), "--base-url", base]) == 0
+    assert sorted(p.name for p in dest.iterdir()) == ["grammar.lsp", "xargs.1"]
+    assert main(["fetch", "paper1", "--dest", str(dest), "--base-url", base]) == 1
+    assert "download failed" in capsys.readouterr().err
