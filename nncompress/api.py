@@ -176,15 +176,26 @@ class NNCFile(io.BufferedIOBase):
     def write(self, data) -> int:
         self._check_mode("w")
         view = memoryview(data).cast("B")
-        self._fp.write(self._compressor.compress(view))
+        self._write_out(self._compressor.compress(view))
         return len(view)
+
+    def _write_out(self, data: bytes) -> None:
+        # raw (unbuffered) files and pipes may take part of a write; insist on all of it
+        view = memoryview(data)
+        while view:
+            count = self._fp.write(view)
+            if count is None:  # duck-typed writers often return None: take it as all written
+                return
+            if not count:
+                raise OSError("write to the underlying file made no progress")
+            view = view[count:]
 
     def close(self) -> None:
         if self._closed:
             return
         try:
             if self._mode != "r":
-                self._fp.write(self._compressor.flush())
+                self._write_out(self._compressor.flush())
         finally:
             try:
                 if self._close_fp:

@@ -13,6 +13,7 @@ destination directory that is renamed into place only when complete.  Exit statu
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import signal
@@ -49,6 +50,28 @@ class Warn(Exception):
 
 def _raise_interrupted(signum, frame):
     raise Interrupted(signum)
+
+
+def write_all(sink, data) -> None:
+    """sink.write(data), insisting on every byte.
+
+    A buffered writer may accept part of a large write and report the short count instead of the
+    error (a pipe whose reader went away does this); writing the rest surfaces the error."""
+    view = memoryview(data)
+    while view:
+        count = sink.write(view)
+        if not count:
+            raise OSError(errno.EIO, "write made no progress")
+        view = view[count:]
+
+
+def _is_special(path: str) -> bool:
+    """An existing output that is a device or a pipe (/dev/null, a FIFO): written in place."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,8 +205,12 @@ class Runner:
         to_stdout = destination is None and self.mode != "test"
         if to_stdout and self.mode == "compress" and sys.stdout.isatty() and not self.args.force:
             raise NNCError("compressed data not written to a terminal (use -f to force)")
-        if destination is not None and os.path.lexists(destination) and not self.args.force:
-            raise NNCError(f"{destination} already exists (use -f to overwrite)")
+        special = destination is not None and _is_special(destination)
+        if destination is not None and not special:
+            if name != "-" and os.path.exists(destination) and os.path.samefile(name, destination):
+                raise NNCError(f"input and output are the same file ({destination})")
+            if os.path.lexists(destination) and not self.args.force:
+                raise NNCError(f"{destination} already exists (use -f to overwrite)")
         source = sys.stdin.buffer if name == "-" else open(name, "rb")
         started = time.perf_counter()
         try:
@@ -192,13 +219,18 @@ class Runner:
                 done_in, done_out = self.transform(source, sink, size, name)
                 if sink is not None:
                     sink.flush()
+            elif special:
+                # a device or pipe: there is no file to replace atomically (and renaming a
+                # temporary file over /dev/null would replace the device), so write into it
+                with open(destination, "wb") as sink:
+                    done_in, done_out = self.transform(source, sink, size, name)
             else:
                 done_in, done_out = self.write_atomically(source, destination, size, name)
         finally:
             if source is not sys.stdin.buffer:
                 source.close()
         self.report(name, done_in, done_out, time.perf_counter() - started)
-        if self.args.rm and name != "-" and destination is not None:
+        if self.args.rm and name != "-" and destination is not None and not special:
             if self.mode == "compress":
                 self.verify_archive(destination, name)
             os.unlink(name)
@@ -237,10 +269,10 @@ class Runner:
                     read += len(chunk)
                     out = compressor.compress(chunk)
                     written += len(out)
-                    sink.write(out)
+                    write_all(sink, out)
                 out = compressor.flush()
                 written += len(out)
-                sink.write(out)
+                write_all(sink, out)
             else:
                 decoder = StreamDecoder(multi_stream=True, progress=update)
                 while chunk := source.read(READ_CHUNK):
@@ -248,7 +280,7 @@ class Runner:
                     out = decoder.feed(chunk)
                     written += len(out)
                     if sink is not None:
-                        sink.write(out)
+                        write_all(sink, out)
                 decoder.finish()
         return read, written
 
@@ -347,8 +379,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): not our error to shout about, but not success
         try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
+            # and keep the interpreter's final flush of stdout from reporting it again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
             pass
         print("nncompress: broken pipe", file=sys.stderr)
         return EXIT_ERROR

@@ -24,6 +24,23 @@ ENCODE_CHUNK = 1 << 16
 
 Progress = Optional[Callable[[int], None]]
 
+# The most memory a stream's model may need.  The presets need at most ~300 MiB; the parameter
+# ranges alone would allow ~27 GiB, so a hostile (checksum-correct) header could otherwise make a
+# decoder try to allocate that.  The encoder enforces the same bound, so it never writes an
+# archive the decoder would refuse.
+MAX_MODEL_MEMORY = 8 << 30
+
+
+def model_memory(params: ModelParams) -> int:
+    """Bytes the predictor's arrays take for these parameters (the large ones; within ~1 MiB)."""
+    nh = max(params.rnn_hidden, 1)
+    tables = len(params.contexts) << params.table_bits
+    history = 1 << params.history_bits
+    match = (8 << params.match_bits) if params.match_min else 8
+    apms = ((1 << 16) + 256) * 33 * 4
+    rnn = (3 * 256 * nh + 3 * nh * nh) * 8
+    return tables + history + match + apms + rnn
+
 
 class StreamEncoder:
     """Turns raw blocks into one .nnc stream: header(), then block(raw) per block, then end()."""
@@ -37,6 +54,9 @@ class StreamEncoder:
         if not 1 <= block_size <= fmt.MAX_BLOCK_SIZE:
             raise ValueError(f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}")
         self.params = params.validate()
+        if model_memory(self.params) > MAX_MODEL_MEMORY:
+            raise ValueError(f"these model parameters need {model_memory(self.params) >> 20} MiB, "
+                             f"more than the {MAX_MODEL_MEMORY >> 20} MiB a decoder accepts")
         self.block_size = block_size
         self._header = fmt.Header(fmt.FORMAT_VERSION, level, tuple(self.params.to_ints()), block_size)
         self._predictor = Predictor(self.params)
@@ -76,8 +96,15 @@ class BlockDecoder:
             self.params = ModelParams.from_ints(list(header.params))
         except (ValueError, TypeError) as exc:
             raise NNCError(f"corrupt archive header: {exc}") from None
+        need = model_memory(self.params)
+        if need > MAX_MODEL_MEMORY:
+            raise NNCError(f"archive header asks for a {need >> 20} MiB model, more than the "
+                           f"{MAX_MODEL_MEMORY >> 20} MiB limit (corrupt or hostile archive)")
         self.header = header
-        self._predictor = Predictor(self.params)
+        try:
+            self._predictor = Predictor(self.params)
+        except MemoryError:
+            raise NNCError(f"not enough memory for this archive's model ({need >> 20} MiB)") from None
         self.total = 0
         self.crc = 0
 

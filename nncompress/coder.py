@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import constriction
 
+from .format import NNCError
+
 _queue = constriction.stream.queue
 _CATEGORICAL = constriction.stream.model.Categorical(perfect=False)
 
@@ -28,14 +30,29 @@ class NibbleEncoder:
         return self._encoder.get_compressed().astype("<u4").tobytes()
 
 
+# What constriction may raise while decoding damaged data.  Deliberately not Exception: signal
+# handlers (the CLI's SIGTERM -> Interrupted) can fire inside decode() and must pass through.
+_CODER_ERRORS = (AssertionError, ValueError, RuntimeError, OverflowError, TypeError, IndexError)
+
+
 class NibbleDecoder:
     def __init__(self, payload: bytes):
         if len(payload) % 4:
-            raise ValueError("range-coder payload must be a whole number of 32-bit words")
+            raise NNCError("corrupt archive: range-coder payload is not a whole number of words")
         words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
         self._decoder = _queue.RangeDecoder(words)
         self._row = np.empty((1, 16), dtype=np.float64)
 
     def decode(self, probabilities: np.ndarray) -> int:
         self._row[0] = probabilities
-        return int(self._decoder.decode(_CATEGORICAL, self._row)[0])
+        try:
+            return int(self._decoder.decode(_CATEGORICAL, self._row)[0])
+        except _CODER_ERRORS as exc:
+            # constriction raises AssertionError ("compressed data that is invalid for the
+            # employed entropy model") on some damaged payloads
+            raise NNCError(f"corrupt archive: undecodable block payload ({exc})") from None
+        except BaseException as exc:
+            # a Rust panic surfaces as pyo3's PanicException, a BaseException subclass
+            if type(exc).__name__ == "PanicException":
+                raise NNCError("corrupt archive: undecodable block payload") from None
+            raise

@@ -1,0 +1,486 @@
+"""Hostile input, interrupted runs, full disks, closed pipes: no traceback, no data loss."""
+
+import glob
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import nncompress
+from nncompress import format as fmt
+from nncompress.api import NNDecompressor
+from nncompress.cli import main, write_all
+from nncompress.codec import MAX_MODEL_MEMORY, StreamDecoder, StreamEncoder, model_memory
+from nncompress.format import NNCError
+from nncompress.model.params import ModelParams
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = b"Reliability first: every byte comes back or we say why.\n" * 8 + bytes(range(256))
+
+
+@pytest.fixture(scope="module")
+def archive():
+    return nncompress.compress(DATA, 1, block_size=100)
+
+
+def cli(*args, stdin=None, stdout=subprocess.PIPE, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "nncompress", *map(str, args)], stdin=stdin,
+                          stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, timeout=timeout)
+
+
+def temp_files(directory):
+    return glob.glob(os.path.join(str(directory), ".nnc-*"))
+
+
+def one_line_error(stderr: bytes, name) -> str:
+    text = stderr.decode()
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    assert lines[0].startswith(f"nncompress: {name}: "), text
+    return lines[0]
+
+
+# -- damaged and hostile data through the API ------------------------------------------------
+
+@pytest.mark.parametrize("blob, message", [
+    (b"", "empty"),
+    (b"\0", "bad magic"),
+    (b"\0" * 1000, "bad magic"),
+    (b"NNC", "truncated"),
+    (b"NNC\x1b" + b"\0" * 40, "bad magic"),
+    (b"PK\x03\x04" + b"\0" * 40, "bad magic"),
+    (b"\x1f\x8b\x08\x00" + b"\0" * 40, "bad magic"),
+])
+def test_not_an_archive(blob, message):
+    with pytest.raises(NNCError, match=message):
+        nncompress.decompress(blob)
+
+
+def test_future_and_past_format_versions(archive):
+    for version, message in ((fmt.FORMAT_VERSION + 1, "newer"), (255, "newer"), (0, "no longer")):
+        blob = bytearray(archive)
+        blob[4] = version
+        with pytest.raises(NNCError, match=message):
+            nncompress.decompress(bytes(blob))
+
+
+def test_garbage_around_a_valid_archive(archive):
+    for head in (b"x", b"\0" * 16, b"NNC", fmt.MAGIC):
+        with pytest.raises(NNCError):
+            nncompress.decompress(head + archive)
+    for tail in (b"x", b"\0", b"\0" * 512, b"NN", fmt.MAGIC, archive[:-1]):
+        with pytest.raises(NNCError, match="trailing|truncated"):
+            nncompress.decompress(archive + tail)
+    assert nncompress.decompress(archive + archive) == DATA * 2
+    d = NNDecompressor()
+    assert d.decompress(archive + b"garbage") == DATA
+    assert d.eof and d.unused_data == b"garbage"
+
+
+def _stream(header_params=None, block_size=1 << 20, frames=b"", end=b"\0" + b"\0" + b"\0" * 4):
+    params = header_params if header_params is not None else tuple(ModelParams().to_ints())
+    return fmt.Header(fmt.FORMAT_VERSION, 0, params, block_size).encode() + frames + end
+
+
+@pytest.mark.parametrize("frames, message", [
+    (fmt.encode_block_frame((1 << 20) + 1, 4, 0), "block longer"),
+    (fmt.encode_block_frame(2**62, 4, 0), "block longer"),
+    (fmt.encode_block_frame(10, 2**40, 0), "payload length"),
+    (fmt.encode_block_frame(10, 10 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 4, 0), "payload length"),
+    (fmt.encode_block_frame(10, 6, 0), "payload length"),  # not whole 32-bit words
+    (b"\xff" * 11, "integer field too long"),  # varint overflow
+    (fmt.encode_block_frame(10, 8, 0) + b"\0" * 8, "checksum"),
+])
+def test_giant_or_bad_frame_fields(frames, message):
+    with pytest.raises(NNCError, match=message):
+        nncompress.decompress(_stream(frames=frames))
+
+
+def test_giant_trailer_and_param_count():
+    with pytest.raises(NNCError, match="mismatch"):
+        nncompress.decompress(_stream(end=fmt.encode_end(2**63, 0)))
+    with pytest.raises(NNCError, match="too many"):
+        nncompress.decompress(_stream(header_params=tuple(range(fmt.MAX_PARAMS + 1))))
+    header = bytearray(fmt.MAGIC + bytes([fmt.FORMAT_VERSION, 1]) + b"\xff" * 12)
+    with pytest.raises(NNCError, match="too long"):
+        nncompress.decompress(bytes(header))
+    with pytest.raises(NNCError, match="block size"):
+        nncompress.decompress(_stream(block_size=fmt.MAX_BLOCK_SIZE + 1))
+
+
+def test_hostile_model_parameters_refused_without_allocating():
+    huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
+                       history_bits=30, match_bits=28)
+    assert model_memory(huge) > MAX_MODEL_MEMORY
+    started = time.perf_counter()
+    with pytest.raises(NNCError, match="limit"):
+        nncompress.decompress(_stream(header_params=tuple(huge.to_ints())))
+    assert time.perf_counter() - started < 1
+    with pytest.raises(NNCError, match="corrupt archive header"):
+        nncompress.decompress(_stream(header_params=(1, 2, 3)))
+    # and the encoder never writes what the decoder would refuse
+    with pytest.raises(ValueError, match="MiB"):
+        StreamEncoder(params=huge)
+
+
+def test_out_of_memory_while_building_the_model_is_an_nncerror(monkeypatch, archive):
+    import nncompress.codec as codec
+
+    def no_memory(params):
+        raise MemoryError
+
+    monkeypatch.setattr(codec, "Predictor", no_memory)
+    with pytest.raises(NNCError, match="memory"):
+        nncompress.decompress(archive)
+
+
+def test_model_memory_estimate_matches_the_predictor():
+    from nncompress.model.predictor import Predictor
+    from nncompress.presets import LEVELS
+
+    for level in (1, 3):
+        params = LEVELS[level]
+        actual = Predictor(params).memory_bytes
+        assert abs(model_memory(params) - actual) < (1 << 20)
+
+
+def test_file_object_reader_reports_damage(tmp_path, archive):
+    path = tmp_path / "x.nnc"
+    blob = bytearray(archive)
+    blob[len(blob) // 2] ^= 0x10
+    path.write_bytes(bytes(blob))
+    with pytest.raises(NNCError):
+        with nncompress.open(path, "rb") as f:
+            f.read()
+    path.write_bytes(archive[:-3])
+    with pytest.raises(NNCError, match="truncated"):
+        with nncompress.open(path, "rb") as f:
+            f.read()
+
+
+def test_only_verified_blocks_are_released(archive):
+    """The push parser returns a block only after its checksum matched."""
+    blob = bytearray(archive)
+    payloads = []
+    pos = fmt.parse_header(archive)[1]
+    while True:
+        frame, pos = fmt.parse_block_frame(archive, pos, 100)
+        if not frame.raw_len:
+            break
+        payloads.append((pos, frame.payload_len))
+        pos += frame.payload_len
+    assert len(payloads) >= 3
+    at, length = payloads[2]
+    blob[at + length // 2] ^= 0xFF  # damage the third block
+    decoder = StreamDecoder()
+    released = bytearray()
+    with pytest.raises(NNCError):
+        for k in range(0, len(blob), 7):
+            released += decoder.feed(bytes(blob[k : k + 7]))
+    assert released == DATA[:200]  # the two good blocks, never a byte of the bad one
+
+
+# -- command line: damaged input -------------------------------------------------------------
+
+def test_cli_damaged_archive_one_line_no_output(tmp_path, archive):
+    bad = tmp_path / "bad.txt.nnc"
+    blob = bytearray(archive)
+    blob[-30] ^= 4
+    bad.write_bytes(bytes(blob))
+    result = cli("-d", bad)
+    assert result.returncode == 1
+    one_line_error(result.stderr, bad)
+    assert not (tmp_path / "bad.txt").exists() and not temp_files(tmp_path)
+
+
+def test_cli_each_file_reported_others_processed(tmp_path, archive, capsys):
+    good = tmp_path / "good.nnc"
+    good.write_bytes(archive)
+    bad = tmp_path / "bad.nnc"
+    bad.write_bytes(archive[:50])
+    garbage = tmp_path / "garbage.nnc"
+    garbage.write_bytes(b"hello, not an archive")
+    (tmp_path / "adir.nnc").mkdir()
+    missing = tmp_path / "missing.nnc"
+    status = main(["-d", str(missing), str(tmp_path / "adir.nnc"), str(bad), str(garbage), str(good)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert (tmp_path / "good").read_bytes() == DATA
+    for path in (missing, tmp_path / "adir.nnc", bad, garbage):
+        assert f"nncompress: {path}: " in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 4
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "garbage").exists()
+    assert not temp_files(tmp_path)
+    # a directory alone is a warning (exit 2), as in gzip
+    assert main([str(tmp_path / "adir.nnc")]) == 2
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="running as root: chmod 000 does not make a file unreadable")
+def test_cli_unreadable_file(tmp_path, capsys):
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"x" * 100)
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"y" * 100)
+    secret.chmod(0)
+    try:
+        assert main(["-1", str(secret), str(other)]) == 1
+    finally:
+        secret.chmod(0o600)
+    assert "Permission denied" in capsys.readouterr().err
+    assert (tmp_path / "other.txt.nnc").exists() and not (tmp_path / "secret.txt.nnc").exists()
+
+
+def test_cli_never_clobbers_without_force(tmp_path, archive):
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    target = tmp_path / "a.txt.nnc"
+    target.write_bytes(b"precious")
+    assert main(["-1", str(src)]) == 1
+    assert target.read_bytes() == b"precious"
+    # decompressing onto an existing file
+    packed = tmp_path / "b.nnc"
+    packed.write_bytes(archive)
+    (tmp_path / "b").write_bytes(b"also precious")
+    assert main(["-d", str(packed)]) == 1
+    assert (tmp_path / "b").read_bytes() == b"also precious"
+    # a dangling symlink is an existing name too
+    os.symlink(tmp_path / "nowhere", tmp_path / "c")
+    (tmp_path / "c.nnc").write_bytes(archive)
+    assert main(["-d", str(tmp_path / "c.nnc")]) == 1
+    assert os.path.islink(tmp_path / "c")
+    assert not temp_files(tmp_path)
+
+
+def test_cli_refuses_input_as_its_own_output(tmp_path, capsys):
+    src = tmp_path / "same.txt"
+    src.write_bytes(DATA)
+    assert main(["-1", "-f", "--rm", "-o", str(src), str(src)]) == 1
+    assert "same file" in capsys.readouterr().err
+    assert src.read_bytes() == DATA
+
+
+def test_cli_output_to_a_fifo_or_dev_null_writes_in_place(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    assert main(["-1", "-o", os.devnull, str(src)]) == 0
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        assert main(["-1", "-f", "-o", str(fifo), str(src)]) == 0
+        out, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    assert nncompress.decompress(out) == DATA
+    assert fifo.is_fifo()  # not replaced by a regular file
+    assert src.read_bytes() == DATA
+
+
+# -- command line: full disks and closed pipes -----------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("mode", ["compress", "decompress"])
+def test_cli_dev_full(tmp_path, archive, mode):
+    src = tmp_path / ("a.txt" if mode == "compress" else "a.nnc")
+    src.write_bytes(DATA if mode == "compress" else archive)
+    flag = "-1" if mode == "compress" else "-d"
+    with open("/dev/full", "wb") as full:
+        result = cli(flag, "-c", src, stdout=full)
+    assert result.returncode == 1
+    assert "No space left on device" in one_line_error(result.stderr, src)
+    # -o /dev/full: written in place (a device), so the same clean error
+    result = cli(flag, "-o", "/dev/full", src)
+    assert result.returncode == 1
+    assert "No space left on device" in one_line_error(result.stderr, src)
+    assert src.exists() and not temp_files(tmp_path)
+
+
+class ShortWriter(io.RawIOBase):
+    """Accepts at most 5 bytes per write, like a pipe under pressure."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        chunk = bytes(b[:5])
+        self.data += chunk
+        return len(chunk)
+
+
+def test_short_writes_are_completed():
+    sink = ShortWriter()
+    write_all(sink, b"0123456789" * 10)
+    assert bytes(sink.data) == b"0123456789" * 10
+    sink = ShortWriter()
+    with nncompress.open(sink, "wb", preset=1) as f:
+        f.write(DATA)
+    assert nncompress.decompress(bytes(sink.data)) == DATA
+
+
+def test_short_write_then_error_is_not_success():
+    class Breaks(ShortWriter):
+        def write(self, b):
+            if self.data:
+                raise BrokenPipeError(32, "Broken pipe")
+            return super().write(b)
+
+    with pytest.raises(BrokenPipeError):
+        write_all(Breaks(), b"x" * 100)
+
+
+@pytest.fixture(scope="module")
+def large_input(tmp_path_factory, sample_text):
+    """~2 MB: text with random binary runs mixed in."""
+    rng = random.Random(3)
+    parts = []
+    size = 0
+    while size < 2_000_000:
+        part = sample_text[rng.randrange(10_000):][: rng.randrange(2000, 9000)] if rng.random() < 0.7 \
+            else rng.randbytes(rng.randrange(100, 3000))
+        parts.append(part)
+        size += len(part)
+    path = tmp_path_factory.mktemp("large") / "large.bin"
+    path.write_bytes(b"".join(parts))
+    return path
+
+
+@pytest.fixture(scope="module")
+def slow_archive(tmp_path_factory, large_input):
+    """An archive that takes several seconds to decode at level 1."""
+    path = tmp_path_factory.mktemp("slow") / "slow.bin.nnc"
+    path.write_bytes(nncompress.compress(large_input.read_bytes()[:150_000], 1, block_size=1 << 16))
+    return path
+
+
+def test_cli_closed_pipe_is_clean(slow_archive):
+    result = subprocess.run(
+        f"'{sys.executable}' -m nncompress -dc '{slow_archive}' | head -c 10",
+        shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+        executable="/bin/bash")
+    assert len(result.stdout) == 10
+    err = result.stderr.decode()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert len(err.strip().splitlines()) <= 1
+
+
+def _interrupt(args, directory, signum, expect_tmp=True):
+    proc = subprocess.Popen([sys.executable, "-m", "nncompress", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not temp_files(directory):  # the run is under way once its temporary file exists
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err.decode()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_compression_leaves_no_trace(tmp_path, large_input, signum):
+    src = tmp_path / "large.bin"
+    src.write_bytes(large_input.read_bytes())
+    status, err = _interrupt(["-1", src], tmp_path, signum)
+    assert status == 128 + signum, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert src.read_bytes() == large_input.read_bytes()
+    assert not (tmp_path / "large.bin.nnc").exists() and not temp_files(tmp_path)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_decompression_leaves_no_trace(tmp_path, slow_archive, signum):
+    src = tmp_path / "slow.bin.nnc"
+    src.write_bytes(slow_archive.read_bytes())
+    status, err = _interrupt(["-d", "--rm", src], tmp_path, signum)
+    assert status == 128 + signum, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert src.read_bytes() == slow_archive.read_bytes()  # --rm did not run
+    assert not (tmp_path / "slow.bin").exists() and not temp_files(tmp_path)
+
+
+# -- streaming ------------------------------------------------------------------------------
+
+def test_cli_streams_in_bounded_reads(monkeypatch):
+    """stdin -> stdout in READ_CHUNK pieces; output appears before the input ends."""
+    from nncompress import cli as cli_module
+
+    class Source(io.RawIOBase):
+        def __init__(self, total):
+            self.left = total
+            self.reads = []
+
+        def readable(self):
+            return True
+
+        def read(self, n=-1):
+            assert 0 < n <= cli_module.READ_CHUNK  # never "read everything"
+            n = min(n, self.left, 4096)  # a pipe hands over a little at a time
+            self.left -= n
+            self.reads.append(n)
+            return random.Random(self.left).randbytes(n)  # incompressible: blocks are big
+
+    class Sink:
+        def __init__(self, source):
+            self.source = source
+            self.first_write_at = None
+            self.data = bytearray()
+
+        def write(self, b):
+            if self.first_write_at is None and len(b) > 100:
+                self.first_write_at = len(self.source.reads)
+            self.data += b
+            return len(b)
+
+    monkeypatch.setattr(cli_module, "NNCompressor",
+                        lambda level, progress=None: nncompress.NNCompressor(level, block_size=1 << 14))
+    runner = cli_module.Runner(cli_module.build_parser().parse_args(["-1"]))
+    source = Source(60_000)
+    sink = Sink(source)
+    runner.transform(source, sink, None, "-")
+    assert sink.first_write_at is not None and sink.first_write_at < len(source.reads) // 2
+    packed = bytes(sink.data)
+    assert len(nncompress.decompress(packed)) == 60_000
+
+    class Chunked:  # the compressed side, a little at a time
+        def __init__(self):
+            self.reads = []
+            self.stream = io.BytesIO(packed)
+
+        def read(self, n):
+            assert 0 < n <= cli_module.READ_CHUNK
+            self.reads.append(n)
+            return self.stream.read(min(n, 64))
+
+    runner = cli_module.Runner(cli_module.build_parser().parse_args(["-d"]))
+    source = Chunked()
+    out = Sink(source)
+    runner.transform(source, out, None, "-")
+    assert len(out.data) == 60_000
+    assert out.first_write_at is not None and out.first_write_at < len(source.reads) // 2
+
+
+def test_push_parser_holds_at_most_one_block():
+    data = random.Random(9).randbytes(20_000)
+    blob = nncompress.compress(data, 1, block_size=1000)
+    decoder = StreamDecoder()
+    out = bytearray()
+    biggest = 0
+    for k in range(0, len(blob), 512):
+        out += decoder.feed(blob[k : k + 512])
+        biggest = max(biggest, len(decoder._buf))
+    decoder.finish()
+    assert out == data
+    assert biggest < 1000 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 512
