@@ -367,7 +367,13 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.level is None:
         args.level = DEFAULT_LEVEL
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    # SIGTERM (kill) and SIGHUP (terminal closed) clean up like Ctrl-C instead of leaving a
+    # temporary file behind; a signal the caller set to be ignored stays ignored (nohup)
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_interrupted)
     try:
         return Runner(args).run()
     except Interrupted as exc:
@@ -388,4 +394,5 @@ def main(argv=None) -> int:
         print("nncompress: broken pipe", file=sys.stderr)
         return EXIT_ERROR
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

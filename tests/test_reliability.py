@@ -389,7 +389,7 @@ def _interrupt(args, directory, signum, expect_tmp=True):
     return proc.returncode, err.decode()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_during_compression_leaves_no_trace(tmp_path, large_input, signum):
     src = tmp_path / "large.bin"
     src.write_bytes(large_input.read_bytes())
