@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -53,6 +54,8 @@ def parse_args(argv):
     parser.add_argument("--provisional", metavar="TEXT", help="mark RESULTS.md provisional, with this reason")
     parser.add_argument("--min-time", type=float, default=benchmark.DEFAULT_MIN_TIME,
                         help="repeat each timed call for at least this many seconds")
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure nothing: rewrite RESULTS.md and results.png from the folder's results.json")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
     return parser.parse_args(argv)
 
@@ -113,6 +116,11 @@ def preamble(meta: dict, args, cache_meta: dict | None, cached_rows: int) -> str
     ]
     if meta.get("externals"):
         lines.append("* External compressors: " + ", ".join(f"{k}: {v}" for k, v in meta["externals"].items()))
+    if meta.get("loadavg"):
+        end = meta.get("loadavg_end")
+        lines.append(f"* Load average (1, 5, 15 min) at start: {', '.join(map(str, meta['loadavg']))}"
+                     + (f"; at end: {', '.join(map(str, end))}" if end else "")
+                     + " - other work on the machine slows every compressor's measured speed")
     lines.append(f"* Command: `{meta['command']}`")
     if cached_rows:
         source = cache_meta or {}
@@ -124,9 +132,25 @@ def preamble(meta: dict, args, cache_meta: dict | None, cached_rows: int) -> str
     return "\n".join(lines)
 
 
+def render_only(args) -> int:
+    out = Path(args.out)
+    with open(out / "results.json", encoding="utf-8") as f:
+        report = benchmark.report_from_json(json.load(f))
+    meta = report.meta
+    original = argparse.Namespace(**vars(args))
+    original.provisional = meta.get("provisional", args.provisional)
+    original.reuse_comparators = meta.get("comparator_cache_path") or str(DEFAULT_CACHE)
+    text = preamble(meta, original, meta.get("comparator_cache"), meta.get("cached_rows", 0))
+    benchmark.write_outputs(report, markdown_path=out / "RESULTS.md", plot_path=out / "results.png", preamble=text)
+    print(f"run_bench: re-rendered {out / 'RESULTS.md'} and {out / 'results.png'} from results.json", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.render_only:
+        return render_only(args)
     plan, groups, comparators = plan_for(args)
     cache, cache_meta = None, None
     if args.reuse_comparators:
@@ -136,14 +160,24 @@ def main(argv=None) -> int:
                 cache_meta = json.load(f).get("meta")
         except FileNotFoundError:
             print(f"run_bench: no cache at {args.reuse_comparators}; measuring every comparator", file=sys.stderr)
+        here = (benchmark.cpu_model(), os.cpu_count())
+        if cache_meta and (cache_meta.get("cpu"), cache_meta.get("cores")) != here:
+            print(f"run_bench: {args.reuse_comparators} was measured on another machine "
+                  f"({cache_meta.get('cpu')}, {cache_meta.get('cores')} cores); measuring every comparator",
+                  file=sys.stderr)
+            cache, cache_meta = None, None
     all_comps = {c.key: c for _, comps in plan for c in comps}
     command = "python bench/run_bench.py" + ("" if not argv else " " + shlex.join(argv))
     meta = benchmark.system_info(list(all_comps.values())) | {"command": command}
     report = benchmark.run(plan, groups, cache=cache, min_time=args.min_time, progress=not args.quiet, meta=meta)
+    meta = report.meta
     cached_rows = sum(1 for r in report.results if r.get("cached"))
     report.meta["cached_rows"] = cached_rows
     if cache_meta:
         report.meta["comparator_cache"] = cache_meta
+        report.meta["comparator_cache_path"] = args.reuse_comparators
+    if args.provisional:
+        report.meta["provisional"] = args.provisional
     sys.stdout.write(benchmark.format_text(report))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -420,6 +420,14 @@ class Report:
         }
 
 
+def report_from_json(blob: dict) -> Report:
+    """Rebuild a Report from ``Report.to_json()`` output (to re-render tables and charts)."""
+    comparators = [Comparator(c["key"], c["label"], c.get("spec", {}), c.get("version", ""),
+                              c.get("available", True), c.get("note", "")) for c in blob["comparators"]]
+    files = [BenchFile(f["name"], Path(f["path"]), f["bytes"], f["sha256"]) for f in blob["files"]]
+    return Report(files, blob["groups"], comparators, list(blob["results"]), dict(blob.get("meta", {})))
+
+
 METHOD = ("Each (file, compressor) pair runs in two fresh worker processes (compress, decompress); "
           "the output is compared byte for byte with the original. bpc = 8 x compressed bytes / "
           "original bytes, container included. Speeds are single-threaded and warm: the fastest of "
@@ -503,6 +511,8 @@ def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[s
     finally:
         if bar is not None:
             bar.close()
+    if hasattr(os, "getloadavg"):
+        report.meta["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
 
@@ -617,6 +627,10 @@ def format_text(report: Report) -> str:
     if notes:
         parts.append("\n".join(notes))
     parts.append(_text_table(FILE_COLUMNS, [_file_cells(r) for r in report.results]))
+    failures = [r for r in report.results if r["roundtrip"] != "ok"]
+    if failures:
+        parts.append("FAILED round trips:\n" + "\n".join(
+            f"  {r['file']}, {r['label']}: {r['roundtrip']} - {r['error']}" for r in failures))
     for group, names in report.groups.items():
         rows = _sorted_totals(report, group)
         if rows:
@@ -639,6 +653,13 @@ def format_markdown(report: Report, preamble: str = "") -> str:
             continue
         lines.append(f"### {group} ({_files(len(names))}: {', '.join(names)})\n")
         lines.append(_md_table(TOTAL_COLUMNS, [_total_cells(t) for t in rows], 1) + "\n")
+    failures = [r for r in report.results if r["roundtrip"] != "ok"]
+    if failures:
+        lines.append("## Failed round trips\n")
+        lines.append("These runs did not give back the original bytes; their sets have no total for that "
+                     "compressor.\n")
+        lines += [f"* {r['file']}, {r['label']} ({r['version']}): {r['roundtrip']} - {r['error']}" for r in failures]
+        lines.append("")
     lines.append("## bpc per file\n")
     keys = [c for c in report.comparators if c.available]
     by = {(r["file"], r["compressor"]): r for r in report.results}
@@ -687,7 +708,8 @@ def plot(report: Report, path, title: str = "nncompress bench") -> None:
             if t["group"] != group or t["bpc"] is None or not t["comp_kbs"]:
                 continue
             color, marker = style[t["compressor"]]
-            ax.scatter(t["comp_kbs"], t["bpc"], color=color, marker=marker, s=60, label=t["label"],
+            ours = t["compressor"].startswith("nnc-")
+            ax.scatter(t["comp_kbs"], t["bpc"], color=color, marker=marker, s=130 if ours else 60, label=t["label"],
                        edgecolors="black", linewidths=0.5, zorder=3)
         ax.set_xscale("log")
         ax.set_xlabel("compression speed (KB/s, log scale)")
@@ -697,7 +719,8 @@ def plot(report: Report, path, title: str = "nncompress bench") -> None:
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
     handles = [plt.Line2D([], [], linestyle="", marker=style[c.key][1], color=style[c.key][0],
-                          markeredgecolor="black", markersize=8, label=c.label) for c in comps]
+                          markeredgecolor="black", markersize=11 if c.key.startswith("nnc-") else 8,
+                          label=c.label) for c in comps]
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), frameon=False)
     fig.suptitle(f"{title}: bits per character vs compression speed, per corpus set "
                  "(lower = smaller, right = faster)")
@@ -753,6 +776,7 @@ def system_info(comparators: list[Comparator] = ()) -> dict:
         "cores": os.cpu_count(),
         "platform": platform.platform(),
         "python": sys.version.split()[0],
+        "loadavg": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         "packages": packages,
         "externals": {c.key: c.version for c in comparators if c.spec.get("type") == "external" and c.available},
     }

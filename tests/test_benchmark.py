@@ -142,3 +142,25 @@ def test_targets_sets_and_errors(corpora, capsys):
     assert "no such file, folder or corpus set" in capsys.readouterr().err
     assert benchmark.main(["--list"]) == 0
     assert "canterbury" in capsys.readouterr().out
+
+
+def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "run_bench.py"
+    spec = importlib.util.spec_from_file_location("run_bench", script)
+    run_bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_bench)
+    out, cache = tmp_path / "out", tmp_path / "comparators.json"
+    common = ["--files", "grammar.lsp,xargs.1", "--with", "zlib", "--corpora", str(corpora),
+              "--min-time", "0", "--out", str(out), "-q"]
+    assert run_bench.main(common + ["--levels", "none", "--save-comparators", str(cache)]) == 0
+    assert len(json.loads(cache.read_text())["entries"]) == 2
+    assert run_bench.main(common + ["--levels", "1", "--reuse-comparators", str(cache), "--provisional", "test"]) == 0
+    report = json.loads((out / "results.json").read_text())
+    assert [r["cached"] for r in report["results"]] == [True, False, True, False]
+    md = (out / "RESULTS.md").read_text()
+    assert "PROVISIONAL" in md and "2 comparator rows" in md and "Command: `python bench/run_bench.py" in md
+    assert run_bench.main(["--render-only", "--out", str(out)]) == 0
+    assert (out / "RESULTS.md").read_text() == md
