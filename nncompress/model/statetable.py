@@ -58,6 +58,8 @@ NEXT_STATE, STATE_COUNTS = build_state_table()
 NUM_STATES = int(np.count_nonzero(STATE_COUNTS.sum(axis=1))) + 1
 # Replacement priority of a hash slot: how much evidence its first node holds.
 STATE_PRIORITY = STATE_COUNTS.sum(axis=1).astype(np.int32)
+# 1 where only one bit value has been seen (a deterministic history), else 0.
+STATE_DETERMINISTIC = ((STATE_COUNTS.min(axis=1) == 0) & (STATE_COUNTS.max(axis=1) > 0)).astype(np.int32)
 
 
 def initial_state_probabilities() -> np.ndarray:
