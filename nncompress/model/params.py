@@ -41,6 +41,7 @@ class ModelParams:
     final_lr: int = 2  # step size of the final mixer combining several first-layer mixers
     apm1_weight: int = 4  # final probability = (mixer*(16-a1-a2) + apm1*a1 + apm2*a2) / 16
     apm2_weight: int = 8
+    state_table: int = 0  # bit-history state machine variant (statetable.VARIANTS)
 
     @property
     def selectors(self) -> tuple:
@@ -64,6 +65,7 @@ class ModelParams:
             (1 <= self.mixer_lr <= 64, "mixer_lr must be in 1..64"),
             (self.mixer_sets in (1, 2), "mixer_sets must be 1 or 2"),
             (2 <= self.apm_rate <= 12, "apm_rate must be in 2..12"),
+            (0 <= self.state_table < 5, "state_table must be in 0..4"),
             (1 <= self.ctx_inputs <= 3, "ctx_inputs must be in 1..3"),
             (1 <= self.mixer_select < (1 << len(SELECTORS)), "mixer_select must be a nonzero selector mask"),
             (0 <= self.mixer_lr_boost <= 1024, "mixer_lr_boost must be in 0..1024"),

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import detmath, kernels
 from .params import ModelParams
-from .statetable import NEXT_STATE, STATE_DETERMINISTIC, STATE_PRIORITY, initial_state_probabilities
+from .statetable import StateTable
 
 NIBBLE_ALPHABET = 16
 
@@ -61,7 +61,8 @@ class Predictor:
         cfg[kernels.C_APM_W + 2] = p.apm2_weight
         cfg[kernels.C_KINDS : kernels.C_KINDS + nctx] = p.contexts
 
-        state_p = initial_state_probabilities()
+        states = StateTable(p.state_table)
+        state_p = states.initial_p
         mixw = np.zeros((rows, ninputs), dtype=np.int32)
         mixw[:, : nctx * p.ctx_inputs : p.ctx_inputs] = (1 << 16) // 4
         mixw[:, nctx * p.ctx_inputs :] = (1 << 16) // 4
@@ -101,9 +102,9 @@ class Predictor:
             stretch=detmath.STRETCH,
             sig=detmath.SIGMOID,
             recip=detmath.RECIPROCAL,
-            next_state=NEXT_STATE,
-            priority=STATE_PRIORITY,
-            state_det=STATE_DETERMINISTIC,
+            next_state=states.next_state,
+            priority=states.priority,
+            state_det=states.deterministic,
             inputs=np.zeros((16, ninputs), dtype=np.int32),
             node_row=np.zeros((16, kernels.MAX_SEL), dtype=np.int64),
             node_sx=np.zeros((16, kernels.MAX_SEL), dtype=np.int32),
