@@ -43,6 +43,7 @@ C_KINDS = 16  # C_KINDS + i: kind of context i
 C_SEL_KIND = 48  # C_SEL_KIND + k: selector kind of first-layer mixer k
 C_SEL_BASE = 56  # C_SEL_BASE + k: first weight row of mixer k
 C_APM_W = 64  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
+C_SM_LIMIT = 67  # count limit of the bit-history probability tables
 CONFIG_SIZE = 72
 
 # selector kinds (bit numbers of ModelParams.mixer_select); rows each needs
@@ -72,6 +73,7 @@ R_LINE_START = 11  # position of the start of the current line
 R_PREV_LINE_START = 12  # position of the start of the previous line
 R_WORD_PREFIX = 13  # byte before the current word began
 R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN > 0)
+R_WORD2 = 15  # hash of the word before the previous one
 REGISTER_SIZE = 16
 
 MASK32 = 0xFFFFFFFF
@@ -186,8 +188,12 @@ def byte_context_hashes(cfg, reg, hist, ctx_hash):
             if reg[R_PREV_LINE_START] + col < reg[R_LINE_START]:
                 above = hist[(reg[R_PREV_LINE_START] + col) & hmask]
             h = hash2(hash2(36, min(col, 255)), above | ((c4 & 0xFF) << 8))
-        else:  # 37
+        elif kind == 37:
             h = hash2(hash2(37, reg[R_WORD]), reg[R_WORD_PREFIX] | ((c4 & 0xFF) << 8))
+        elif kind == 38:
+            h = hash2(hash2(hash2(38, reg[R_WORD2]), reg[R_WORD1]), reg[R_WORD])
+        else:  # 39
+            h = hash2(hash2(39, reg[R_WORD2]), reg[R_WORD])
         ctx_hash[i] = h
 
 
@@ -442,6 +448,7 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o
     decay = cfg[C_LR_DECAY]
     flr = cfg[C_FINAL_LR]
     rate = cfg[C_APM_RATE]
+    smlim = cfg[C_SM_LIMIT]
     mlen = reg[R_MATCH_LEN]
     t = reg[R_RNN_T]
     j = 1
@@ -451,7 +458,7 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o
         for i in range(nctx):
             off = slots[i] + j
             s = tables[i, off]
-            counter_update(sm_p[i], sm_n[i], s, bit, recip, 1023)
+            counter_update(sm_p[i], sm_n[i], s, bit, recip, smlim)
             tables[i, off] = next_state[s, bit]
         counter_update(o0_p, o0_n, c0, bit, recip, 255)
         if cfg[C_MATCH_MIN] > 0:
@@ -477,7 +484,7 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o
         if nsel > 1:
             ferr = ((bit << 12) - node_pmix[j]) * flr
             for m in range(nsel):
-                w = fmixw[c0, m] + ((node_sx[j, m] * ferr + 8192) >> 14)
+                w = fmixw[c0, m] + ((node_sx[j, m] * ferr + 32768) >> 16)
                 if w > WEIGHT_LIMIT:
                     w = WEIGHT_LIMIT
                 elif w < -WEIGHT_LIMIT:
@@ -541,6 +548,7 @@ def learn_byte(cfg, reg, hist, match_table, byte):
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
     elif reg[R_WORD] != 0:
+        reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
     if byte == 10:

@@ -59,6 +59,7 @@ class Predictor:
         cfg[kernels.C_APM_W] = 16 - p.apm1_weight - p.apm2_weight
         cfg[kernels.C_APM_W + 1] = p.apm1_weight
         cfg[kernels.C_APM_W + 2] = p.apm2_weight
+        cfg[kernels.C_SM_LIMIT] = p.sm_limit
         cfg[kernels.C_KINDS : kernels.C_KINDS + nctx] = p.contexts
 
         states = StateTable(p.state_table)
