@@ -408,11 +408,13 @@ def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mixn, fmixw, o0_p, msm_p
             pm = node_sp[j, 0]
         node_pmix[j] = pm
         st = stretch[pm]
-        p1, lo1, w1 = apm_predict(apm1, c0, st)
+        row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
+        p1, lo1, w1 = apm_predict(apm1, row1, st)
         row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
         p2, lo2, w2 = apm_predict(apm2, row2, st)
         node_apm[j, 0] = lo1
         node_apm[j, 1] = w1
+        node_apm[j, 5] = row1
         node_apm[j, 2] = row2
         node_apm[j, 3] = lo2
         node_apm[j, 4] = w2
@@ -490,7 +492,7 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o
                 elif w < -WEIGHT_LIMIT:
                     w = -WEIGHT_LIMIT
                 fmixw[c0, m] = w
-        apm_update(apm1, c0, node_apm[j, 0], node_apm[j, 1], bit, rate)
+        apm_update(apm1, node_apm[j, 5], node_apm[j, 0], node_apm[j, 1], bit, rate)
         apm_update(apm2, node_apm[j, 2], node_apm[j, 3], node_apm[j, 4], bit, rate)
         if nh > 0:
             e = bit - rnn_sigmoid(sig, node_z[j])

@@ -44,6 +44,7 @@ class ModelParams:
     apm1_weight: int = 4  # final probability = (mixer*(16-a1-a2) + apm1*a1 + apm2*a2) / 16
     apm2_weight: int = 8
     sm_limit: int = 1023  # bit-history probability tables adapt at rate 1/min(n + 1.5, limit + 1.5)
+    apm1_order: int = 0  # first APM's rows: 0 the partial byte, 1 the partial byte and the previous byte
     state_table: int = 0  # bit-history state machine variant (statetable.VARIANTS)
 
     @property
@@ -68,6 +69,7 @@ class ModelParams:
             (1 <= self.mixer_lr <= 64, "mixer_lr must be in 1..64"),
             (self.mixer_sets in (1, 2), "mixer_sets must be 1 or 2"),
             (2 <= self.apm_rate <= 12, "apm_rate must be in 2..12"),
+            (self.apm1_order in (0, 1), "apm1_order must be 0 or 1"),
             (0 <= self.state_table < 5, "state_table must be in 0..4"),
             (1 <= self.ctx_inputs <= 3, "ctx_inputs must be in 1..3"),
             (1 <= self.mixer_select < (1 << len(SELECTORS)), "mixer_select must be a nonzero selector mask"),

@@ -87,7 +87,7 @@ class Predictor:
             o0_n=np.zeros(256, dtype=np.int32),
             msm_p=np.full(64, 1 << 21, dtype=np.int32),
             msm_n=np.zeros(64, dtype=np.int32),
-            apm1=np.tile(apm_init, (256, 1)),
+            apm1=np.tile(apm_init, (256 << (8 * p.apm1_order), 1)),
             apm2=np.tile(apm_init, (1 << 16, 1)),
             hist=np.zeros(1 << p.history_bits, dtype=np.uint8),
             match_table=np.zeros(1 << p.match_bits if p.match_min else 1, dtype=np.int64),
@@ -111,7 +111,7 @@ class Predictor:
             node_sx=np.zeros((16, kernels.MAX_SEL), dtype=np.int32),
             node_sp=np.zeros((16, kernels.MAX_SEL), dtype=np.int32),
             node_pmix=np.zeros(16, dtype=np.int32),
-            node_apm=np.zeros((16, 5), dtype=np.int64),
+            node_apm=np.zeros((16, 6), dtype=np.int64),
             node_p=np.zeros(16, dtype=np.int32),
             node_z=np.zeros(16, dtype=np.float64),
         )
