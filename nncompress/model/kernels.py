@@ -34,8 +34,28 @@ C_MIXER_LR = 7
 C_MIXER_SETS = 8
 C_APM_RATE = 9
 C_NINPUTS = 10
+C_CTX_INPUTS = 11  # mixer inputs per context (1..3)
+C_NSEL = 12  # number of first-layer mixers (weight-set selectors)
+C_LR_BOOST = 13  # extra mixer step size for fresh weight sets
+C_LR_DECAY = 14  # weight-set updates over which the boost halves
+C_FINAL_LR = 15  # step size of the final mixer
 C_KINDS = 16  # C_KINDS + i: kind of context i
-CONFIG_SIZE = 16 + 32
+C_SEL_KIND = 48  # C_SEL_KIND + k: selector kind of first-layer mixer k
+C_SEL_BASE = 56  # C_SEL_BASE + k: first weight row of mixer k
+C_APM_W = 64  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
+C_SM_LIMIT = 67  # count limit of the bit-history probability tables
+CONFIG_SIZE = 72
+
+# selector kinds (bit numbers of ModelParams.mixer_select); rows each needs
+SEL_C0 = 0  # partial byte
+SEL_MATCH = 1  # match length bucket x expected bit
+SEL_C1 = 2  # previous byte x partial byte
+SEL_SEEN = 3  # how many contexts have seen this node x node
+SEL_RNN = 4  # sign pattern of four recurrent units x partial byte
+SEL_C2 = 5  # byte two back x partial byte
+SEL_ROWS = (256, 96, 65536, 800, 4096, 65536)
+MAX_SEL = 8
+WEIGHT_LIMIT = 1 << 22
 
 # ---- indices into the int64 register array (mutable scalars) -----------------------------------
 R_POS = 0  # bytes seen
@@ -53,6 +73,7 @@ R_LINE_START = 11  # position of the start of the current line
 R_PREV_LINE_START = 12  # position of the start of the previous line
 R_WORD_PREFIX = 13  # byte before the current word began
 R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN > 0)
+R_WORD2 = 15  # hash of the word before the previous one
 REGISTER_SIZE = 16
 
 MASK32 = 0xFFFFFFFF
@@ -167,8 +188,12 @@ def byte_context_hashes(cfg, reg, hist, ctx_hash):
             if reg[R_PREV_LINE_START] + col < reg[R_LINE_START]:
                 above = hist[(reg[R_PREV_LINE_START] + col) & hmask]
             h = hash2(hash2(36, min(col, 255)), above | ((c4 & 0xFF) << 8))
-        else:  # 37
+        elif kind == 37:
             h = hash2(hash2(37, reg[R_WORD]), reg[R_WORD_PREFIX] | ((c4 & 0xFF) << 8))
+        elif kind == 38:
+            h = hash2(hash2(hash2(38, reg[R_WORD2]), reg[R_WORD1]), reg[R_WORD])
+        else:  # 39
+            h = hash2(hash2(39, reg[R_WORD2]), reg[R_WORD])
         ctx_hash[i] = h
 
 
@@ -290,27 +315,45 @@ def match_bucket(length):
 
 
 @njit(cache=True)
-def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mix2w, o0_p, msm_p, apm1, apm2,
-                   rnn_v, rnn_b, rnn_s, squash, stretch, inputs, node_dot, node_pmix,
-                   node_apm, node_p, node_z, out):
+def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mixn, fmixw, o0_p, msm_p, apm1, apm2,
+                   rnn_v, rnn_b, rnn_s, squash, stretch, state_det, inputs, node_row, node_sx,
+                   node_sp, node_pmix, node_apm, node_p, node_z, out):
     nctx = cfg[C_NCTX]
     ninputs = cfg[C_NINPUTS]
     nh = cfg[C_RNN_H]
+    ci = cfg[C_CTX_INPUTS]
+    nsel = cfg[C_NSEL]
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
     c1 = reg[R_C4] & 0xFF
     c2 = (reg[R_C4] >> 8) & 0xFF
     t = reg[R_RNN_T]
     mlen = reg[R_MATCH_LEN]
+    rnn_pat = 0
+    for k in range(min(nh, 4)):
+        if rnn_s[t, k] > 0.5:
+            rnn_pat |= 1 << k
     for j in range(1, 16):
         c0 = node_c0(nibble, hi, j)
         n = 0
+        seen = 0
         for i in range(nctx):
             s = tables[i, slots[i] + j]
-            inputs[j, n] = stretch[sm_p[i, s] >> 10]
+            p12 = sm_p[i, s] >> 10
+            st = stretch[p12]
+            inputs[j, n] = st
             n += 1
+            if ci >= 2:
+                inputs[j, n] = st * state_det[s]
+                n += 1
+            if ci >= 3:
+                inputs[j, n] = (p12 - 2048) >> 2
+                n += 1
+            if s != 0:
+                seen += 1
         inputs[j, n] = stretch[o0_p[c0] >> 10]
         n += 1
+        eb = -1
         if cfg[C_MATCH_MIN] > 0:
             eb = match_expected_bit(reg, nibble, hi, j)
             if eb >= 0:
@@ -331,31 +374,51 @@ def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mix2w, o0_p, msm_p, apm1
             inputs[j, n] = int(zi)
             n += 1
         inputs[j, n] = 256  # bias
-        dot = 0
-        for i in range(ninputs):
-            dot += mixw[c0, i] * inputs[j, i]
-        dot >>= 16
-        if cfg[C_MIXER_SETS] == 2:
-            row = match_bucket(mlen) if mlen > 0 else 0
-            dot2 = 0
+        fdot = 0
+        for m in range(nsel):
+            kind = cfg[C_SEL_KIND + m]
+            if kind == SEL_C0:
+                row = c0
+            elif kind == SEL_MATCH:
+                row = (match_bucket(mlen) if mlen > 0 else 0) * 3 + eb + 1
+            elif kind == SEL_C1:
+                row = (c1 << 8) | c0
+            elif kind == SEL_SEEN:
+                row = (seen << 5) | (nibble << 4) | j
+            elif kind == SEL_RNN:
+                row = (rnn_pat << 8) | c0
+            else:
+                row = (c2 << 8) | c0
+            row += cfg[C_SEL_BASE + m]
+            node_row[j, m] = row
+            dot = 0
             for i in range(ninputs):
-                dot2 += mix2w[row, i] * inputs[j, i]
-            dot2 >>= 16
-            node_dot[j, 1] = squash_lookup(squash, dot2)
-            dot = (dot + dot2) >> 1
-        node_dot[j, 0] = dot
-        pm = squash_lookup(squash, dot)
+                dot += mixw[row, i] * inputs[j, i]
+            dot >>= 16
+            if dot > 2047:
+                dot = 2047
+            elif dot < -2047:
+                dot = -2047
+            node_sx[j, m] = dot
+            node_sp[j, m] = squash[dot + 2048]
+            fdot += fmixw[c0, m] * dot
+        if nsel > 1:
+            pm = squash_lookup(squash, fdot >> 16)
+        else:
+            pm = node_sp[j, 0]
         node_pmix[j] = pm
         st = stretch[pm]
-        p1, lo1, w1 = apm_predict(apm1, c0, st)
+        row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
+        p1, lo1, w1 = apm_predict(apm1, row1, st)
         row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
         p2, lo2, w2 = apm_predict(apm2, row2, st)
         node_apm[j, 0] = lo1
         node_apm[j, 1] = w1
+        node_apm[j, 5] = row1
         node_apm[j, 2] = row2
         node_apm[j, 3] = lo2
         node_apm[j, 4] = w2
-        p = (pm + p1 + 2 * p2 + 2) >> 2
+        p = (pm * cfg[C_APM_W] + p1 * cfg[C_APM_W + 1] + p2 * cfg[C_APM_W + 2] + 8) >> 4
         if p < 1:
             p = 1
         elif p > 4095:
@@ -373,16 +436,21 @@ def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mix2w, o0_p, msm_p, apm1
 
 
 @njit(cache=True)
-def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, msm_p, msm_n,
-                 apm1, apm2, rnn_v, rnn_b, rnn_s, rnn_g, rnn_lr, next_state, recip, sig,
-                 inputs, node_dot, node_pmix, node_apm, node_z, value):
+def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p,
+                 msm_n, apm1, apm2, rnn_v, rnn_b, rnn_s, rnn_g, rnn_lr, next_state, recip, sig,
+                 inputs, node_row, node_sx, node_sp, node_pmix, node_apm, node_z, value):
     nctx = cfg[C_NCTX]
     ninputs = cfg[C_NINPUTS]
     nh = cfg[C_RNN_H]
+    nsel = cfg[C_NSEL]
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
-    lr = cfg[C_MIXER_LR]
+    lr16 = cfg[C_MIXER_LR] * 16
+    boost16 = cfg[C_LR_BOOST] * 16
+    decay = cfg[C_LR_DECAY]
+    flr = cfg[C_FINAL_LR]
     rate = cfg[C_APM_RATE]
+    smlim = cfg[C_SM_LIMIT]
     mlen = reg[R_MATCH_LEN]
     t = reg[R_RNN_T]
     j = 1
@@ -392,22 +460,39 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, m
         for i in range(nctx):
             off = slots[i] + j
             s = tables[i, off]
-            counter_update(sm_p[i], sm_n[i], s, bit, recip, 1023)
+            counter_update(sm_p[i], sm_n[i], s, bit, recip, smlim)
             tables[i, off] = next_state[s, bit]
         counter_update(o0_p, o0_n, c0, bit, recip, 255)
         if cfg[C_MATCH_MIN] > 0:
             eb = match_expected_bit(reg, nibble, hi, j)
             if eb >= 0:
                 counter_update(msm_p, msm_n, match_bucket(mlen) * 2 + eb, bit, recip, 1023)
-        err = ((bit << 12) - node_pmix[j]) * lr
-        for i in range(ninputs):
-            mixw[c0, i] += (inputs[j, i] * err + 8192) >> 14
-        if cfg[C_MIXER_SETS] == 2:
-            row = match_bucket(mlen) if mlen > 0 else 0
-            err2 = ((bit << 12) - node_dot[j, 1]) * lr
+        for m in range(nsel):
+            row = node_row[j, m]
+            cnt = mixn[row]
+            r = lr16
+            if boost16 > 0:
+                r += boost16 * decay // (decay + cnt)
+            if cnt < 65535:
+                mixn[row] = cnt + 1
+            err = ((bit << 12) - node_sp[j, m]) * r
             for i in range(ninputs):
-                mix2w[row, i] += (inputs[j, i] * err2 + 8192) >> 14
-        apm_update(apm1, c0, node_apm[j, 0], node_apm[j, 1], bit, rate)
+                w = mixw[row, i] + ((inputs[j, i] * err + (1 << 17)) >> 18)
+                if w > WEIGHT_LIMIT:
+                    w = WEIGHT_LIMIT
+                elif w < -WEIGHT_LIMIT:
+                    w = -WEIGHT_LIMIT
+                mixw[row, i] = w
+        if nsel > 1:
+            ferr = ((bit << 12) - node_pmix[j]) * flr
+            for m in range(nsel):
+                w = fmixw[c0, m] + ((node_sx[j, m] * ferr + 32768) >> 16)
+                if w > WEIGHT_LIMIT:
+                    w = WEIGHT_LIMIT
+                elif w < -WEIGHT_LIMIT:
+                    w = -WEIGHT_LIMIT
+                fmixw[c0, m] = w
+        apm_update(apm1, node_apm[j, 5], node_apm[j, 0], node_apm[j, 1], bit, rate)
         apm_update(apm2, node_apm[j, 2], node_apm[j, 3], node_apm[j, 4], bit, rate)
         if nh > 0:
             e = bit - rnn_sigmoid(sig, node_z[j])
@@ -465,6 +550,7 @@ def learn_byte(cfg, reg, hist, match_table, byte):
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
     elif reg[R_WORD] != 0:
+        reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
     if byte == 10:
@@ -482,14 +568,14 @@ def step(st, value, out):
     value < 0 starts the stream: nothing has been coded yet, only predict.
     `st` is the state tuple built by `Predictor` (see STATE_FIELDS there for the order).
     """
-    (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, msm_p, msm_n,
+    (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
-     squash, stretch, sig, recip, next_state, priority, inputs, node_dot, node_pmix,
-     node_apm, node_p, node_z) = st
+     squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
+     node_sp, node_pmix, node_apm, node_p, node_z) = st
     if value >= 0:
-        learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, msm_p, msm_n,
-                     apm1, apm2, rnn_v, rnn_b, rnn_s, rnn_g, rnn_lr[0], next_state, recip, sig,
-                     inputs, node_dot, node_pmix, node_apm, node_z, value)
+        learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p,
+                     msm_n, apm1, apm2, rnn_v, rnn_b, rnn_s, rnn_g, rnn_lr[0], next_state, recip,
+                     sig, inputs, node_row, node_sx, node_sp, node_pmix, node_apm, node_z, value)
         if reg[R_NIBBLE] == 0:
             reg[R_HI] = value
             reg[R_NIBBLE] = 1
@@ -506,9 +592,9 @@ def step(st, value, out):
     else:
         byte_context_hashes(cfg, reg, hist, ctx_hash)
     claim_nibble_slots(cfg, reg, tables, ctx_hash, slots, priority)
-    predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mix2w, o0_p, msm_p, apm1, apm2,
-                   rnn_v, rnn_b, rnn_s, squash, stretch, inputs, node_dot, node_pmix,
-                   node_apm, node_p, node_z, out)
+    predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mixn, fmixw, o0_p, msm_p, apm1, apm2,
+                   rnn_v, rnn_b, rnn_s, squash, stretch, state_det, inputs, node_row, node_sx,
+                   node_sp, node_pmix, node_apm, node_p, node_z, out)
 
 
 @njit(cache=True)
@@ -530,11 +616,12 @@ def peek_low_nibbles(st, scratch_tables, scratch_slots, scratch_reg, scratch, ou
     no model state: slots are looked up without being claimed (a missing slot reads as fresh
     zeros, exactly what claiming would create) and the per-node scratch is separate.
     out has shape (16, 16): out[hi, lo] ~ P(lo | hi)."""
-    (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mix2w, o0_p, o0_n, msm_p, msm_n,
+    (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
-     squash, stretch, sig, recip, next_state, priority, inputs, node_dot, node_pmix,
-     node_apm, node_p, node_z) = st
-    (s_inputs, s_node_dot, s_node_pmix, s_node_apm, s_node_p, s_node_z) = scratch
+     squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
+     node_sp, node_pmix, node_apm, node_p, node_z) = st
+    (s_inputs, s_node_row, s_node_sx, s_node_sp, s_node_pmix, s_node_apm, s_node_p,
+     s_node_z) = scratch
     for k in range(reg.shape[0]):
         scratch_reg[k] = reg[k]
     scratch_reg[R_NIBBLE] = 1
@@ -545,6 +632,7 @@ def peek_low_nibbles(st, scratch_tables, scratch_slots, scratch_reg, scratch, ou
             for k in range(16):
                 scratch_tables[i, k] = tables[i, off + k] if off >= 0 else 0
             scratch_slots[i] = 0
-        predict_nibble(cfg, scratch_reg, scratch_tables, scratch_slots, sm_p, mixw, mix2w, o0_p,
-                       msm_p, apm1, apm2, rnn_v, rnn_b, rnn_s, squash, stretch, s_inputs,
-                       s_node_dot, s_node_pmix, s_node_apm, s_node_p, s_node_z, out[hi])
+        predict_nibble(cfg, scratch_reg, scratch_tables, scratch_slots, sm_p, mixw, mixn, fmixw,
+                       o0_p, msm_p, apm1, apm2, rnn_v, rnn_b, rnn_s, squash, stretch, state_det,
+                       s_inputs, s_node_row, s_node_sx, s_node_sp, s_node_pmix, s_node_apm,
+                       s_node_p, s_node_z, out[hi])

@@ -12,9 +12,15 @@ SPARSE_SKIP1 = 34  # bytes 2 and 3 back (skipping the last byte)
 SPARSE_GAP = 35  # bytes 1 and 3 back
 COLUMN = 36  # column in the line + the byte above it in the previous line
 WORD_ORDER1 = 37  # current partial word + previous byte class + the byte before the word
+WORD_TRIGRAM = 38  # two previous words + current partial word
+WORD_SKIP = 39  # the word before the previous one + current partial word
 MAX_ORDER = 16
-KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1}
+KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP}
 MAX_CONTEXTS = 24
+# First-layer mixer weight-set selectors (bit k of ModelParams.mixer_select); with more than one,
+# a final mixer (weights chosen by the partial byte) combines them.
+SELECTORS = ("partial byte", "match length x expected bit", "previous byte x partial byte",
+             "contexts seen x node", "recurrent-state signs x partial byte", "byte 2 back x partial byte")
 
 
 @dataclass(frozen=True)
@@ -26,10 +32,25 @@ class ModelParams:
     history_bits: int = 24  # history buffer for the match model and long orders, log2
     rnn_hidden: int = 16  # recurrent units; 0 disables the recurrent part
     rnn_bptt: int = 8  # truncated back-propagation block length, bytes
-    rnn_lr_micro: int = 30000  # recurrent learning rate x 1e-6
+    rnn_lr_micro: int = 300000  # recurrent learning rate x 1e-6
     mixer_lr: int = 6  # mixer step size (error scale)
     mixer_sets: int = 1  # 1: weights chosen by the partial byte; 2: plus a mixer chosen by match state
     apm_rate: int = 7  # adaptive probability map step, 1/2^rate
+    ctx_inputs: int = 1  # mixer inputs per context: 1 stretch(p); 2 + same when deterministic; 3 + linear p
+    mixer_select: int = 1  # bitmask of first-layer mixers (weight-set selectors), see SELECTORS
+    mixer_lr_boost: int = 0  # extra mixer step size for a fresh weight set ...
+    mixer_lr_decay: int = 1024  # ... halved after this many updates of that set
+    final_lr: int = 8  # step size (1/4 units) of the final mixer combining several first-layer mixers
+    apm1_weight: int = 4  # final probability = (mixer*(16-a1-a2) + apm1*a1 + apm2*a2) / 16
+    apm2_weight: int = 8
+    sm_limit: int = 1023  # bit-history probability tables adapt at rate 1/min(n + 1.5, limit + 1.5)
+    apm1_order: int = 0  # first APM's rows: 0 the partial byte, 1 the partial byte and the previous byte
+    state_table: int = 0  # bit-history state machine variant (statetable.VARIANTS)
+
+    @property
+    def selectors(self) -> tuple:
+        mask = self.mixer_select | (2 if self.mixer_sets == 2 else 0)
+        return tuple(k for k in range(len(SELECTORS)) if mask >> k & 1)
 
     def validate(self) -> "ModelParams":
         if not 1 <= len(self.contexts) <= MAX_CONTEXTS:
@@ -48,6 +69,16 @@ class ModelParams:
             (1 <= self.mixer_lr <= 64, "mixer_lr must be in 1..64"),
             (self.mixer_sets in (1, 2), "mixer_sets must be 1 or 2"),
             (2 <= self.apm_rate <= 12, "apm_rate must be in 2..12"),
+            (self.apm1_order in (0, 1), "apm1_order must be 0 or 1"),
+            (0 <= self.state_table < 5, "state_table must be in 0..4"),
+            (1 <= self.ctx_inputs <= 3, "ctx_inputs must be in 1..3"),
+            (1 <= self.mixer_select < (1 << len(SELECTORS)), "mixer_select must be a nonzero selector mask"),
+            (0 <= self.mixer_lr_boost <= 1024, "mixer_lr_boost must be in 0..1024"),
+            (1 <= self.mixer_lr_decay <= 1 << 20, "mixer_lr_decay must be in 1..2^20"),
+            (1 <= self.final_lr <= 256, "final_lr must be in 1..256"),
+            (2 <= self.sm_limit <= 1023, "sm_limit must be in 2..1023"),
+            (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
+             "apm weights must be >= 0 with a sum <= 16"),
         ]
         for ok, message in checks:
             if not ok:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import detmath, kernels
 from .params import ModelParams
-from .statetable import NEXT_STATE, STATE_PRIORITY, initial_state_probabilities
+from .statetable import StateTable
 
 NIBBLE_ALPHABET = 16
 
@@ -32,7 +32,7 @@ class Predictor:
         self.params = params.validate()
         p = self.params
         nctx = len(p.contexts)
-        ninputs = nctx + 1 + (1 if p.match_min else 0) + (1 if p.rnn_hidden else 0) + 1
+        ninputs = nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0) + (1 if p.rnn_hidden else 0) + 1
         cfg = np.zeros(kernels.CONFIG_SIZE, dtype=np.int64)
         cfg[kernels.C_NCTX] = nctx
         cfg[kernels.C_TBITS] = p.table_bits
@@ -45,10 +45,28 @@ class Predictor:
         cfg[kernels.C_MIXER_SETS] = p.mixer_sets
         cfg[kernels.C_APM_RATE] = p.apm_rate
         cfg[kernels.C_NINPUTS] = ninputs
+        cfg[kernels.C_CTX_INPUTS] = p.ctx_inputs
+        sels = p.selectors
+        cfg[kernels.C_NSEL] = len(sels)
+        cfg[kernels.C_LR_BOOST] = p.mixer_lr_boost
+        cfg[kernels.C_LR_DECAY] = p.mixer_lr_decay
+        cfg[kernels.C_FINAL_LR] = p.final_lr
+        rows = 0
+        for k, kind in enumerate(sels):
+            cfg[kernels.C_SEL_KIND + k] = kind
+            cfg[kernels.C_SEL_BASE + k] = rows
+            rows += kernels.SEL_ROWS[kind]
+        cfg[kernels.C_APM_W] = 16 - p.apm1_weight - p.apm2_weight
+        cfg[kernels.C_APM_W + 1] = p.apm1_weight
+        cfg[kernels.C_APM_W + 2] = p.apm2_weight
+        cfg[kernels.C_SM_LIMIT] = p.sm_limit
         cfg[kernels.C_KINDS : kernels.C_KINDS + nctx] = p.contexts
 
-        state_p = initial_state_probabilities()
-        mixw = np.full((256, ninputs), 1 << 14, dtype=np.int32)
+        states = StateTable(p.state_table)
+        state_p = states.initial_p
+        mixw = np.zeros((rows, ninputs), dtype=np.int32)
+        mixw[:, : nctx * p.ctx_inputs : p.ctx_inputs] = (1 << 16) // 4
+        mixw[:, nctx * p.ctx_inputs :] = (1 << 16) // 4
         nh = max(p.rnn_hidden, 1)
         apm_init = np.array(
             [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
@@ -63,12 +81,13 @@ class Predictor:
             sm_p=np.tile(state_p, (nctx, 1)),
             sm_n=np.zeros((nctx, 256), dtype=np.int32),
             mixw=mixw,
-            mix2w=np.full((32, ninputs), 1 << 14, dtype=np.int32),
+            mixn=np.zeros(rows, dtype=np.int32),
+            fmixw=np.full((256, kernels.MAX_SEL), (1 << 16) // len(sels), dtype=np.int32),
             o0_p=np.full(256, 1 << 21, dtype=np.int32),
             o0_n=np.zeros(256, dtype=np.int32),
             msm_p=np.full(64, 1 << 21, dtype=np.int32),
             msm_n=np.zeros(64, dtype=np.int32),
-            apm1=np.tile(apm_init, (256, 1)),
+            apm1=np.tile(apm_init, (256 << (8 * p.apm1_order), 1)),
             apm2=np.tile(apm_init, (1 << 16, 1)),
             hist=np.zeros(1 << p.history_bits, dtype=np.uint8),
             match_table=np.zeros(1 << p.match_bits if p.match_min else 1, dtype=np.int64),
@@ -84,12 +103,15 @@ class Predictor:
             stretch=detmath.STRETCH,
             sig=detmath.SIGMOID,
             recip=detmath.RECIPROCAL,
-            next_state=NEXT_STATE,
-            priority=STATE_PRIORITY,
+            next_state=states.next_state,
+            priority=states.priority,
+            state_det=states.deterministic,
             inputs=np.zeros((16, ninputs), dtype=np.int32),
-            node_dot=np.zeros((16, 2), dtype=np.int32),
+            node_row=np.zeros((16, kernels.MAX_SEL), dtype=np.int64),
+            node_sx=np.zeros((16, kernels.MAX_SEL), dtype=np.int32),
+            node_sp=np.zeros((16, kernels.MAX_SEL), dtype=np.int32),
             node_pmix=np.zeros(16, dtype=np.int32),
-            node_apm=np.zeros((16, 5), dtype=np.int64),
+            node_apm=np.zeros((16, 6), dtype=np.int64),
             node_p=np.zeros(16, dtype=np.int32),
             node_z=np.zeros(16, dtype=np.float64),
         )
@@ -138,7 +160,8 @@ class Predictor:
         scratch_slots = np.zeros(nctx, dtype=np.int64)
         scratch_reg = np.zeros_like(a["reg"])
         scratch = tuple(np.zeros_like(a[k]) for k in
-                        ("inputs", "node_dot", "node_pmix", "node_apm", "node_p", "node_z"))
+                        ("inputs", "node_row", "node_sx", "node_sp", "node_pmix", "node_apm",
+                                  "node_p", "node_z"))
         low = np.empty((16, 16), dtype=np.float64)
         costs = np.empty(raw.shape[0], dtype=np.float64)
         dists = np.empty((raw.shape[0], 256), dtype=np.float64)
