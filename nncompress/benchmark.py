@@ -196,8 +196,8 @@ _PYTHON = [
     ("zstd19", "zstd -19", "zstd", {"level": 19}, "zstandard", "zstandard"),
     ("zstd22", "zstd --ultra -22", "zstd", {"level": 22}, "zstandard", "zstandard"),
     ("brotli", "brotli -11", "brotli", {"quality": 11}, "brotli", "brotli"),
-    ("ppmd6", "PPMd -o6 (256 MiB)", "ppmd", {"order": 6, "mem": PPMD_MEM}, "pyppmd", "pyppmd"),
-    ("ppmd16", "PPMd -o16 (256 MiB)", "ppmd", {"order": 16, "mem": PPMD_MEM}, "pyppmd", "pyppmd"),
+    ("ppmd6", "PPMd var.I -o6 256 MiB", "ppmd", {"order": 6, "mem": PPMD_MEM}, "pyppmd", "pyppmd"),
+    ("ppmd16", "PPMd var.I -o16 256 MiB", "ppmd", {"order": 16, "mem": PPMD_MEM}, "pyppmd", "pyppmd"),
     ("zpaq5", "zpaq -m5", "zpaq", {"level": 5}, "zpaq", "zpaq"),
     ("paq9a", "paq9a", "paq9a", {}, "paq", "paq"),
 ]
@@ -495,7 +495,7 @@ def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[s
                 bar.set_description(f"{bench_file.name} {comparator.label}")
             hit = cache.get(cache_key(bench_file.sha256, comparator)) if cache else None
             if hit is not None:
-                row = dict(hit, cached=True)
+                row = dict(hit, cached=True, label=comparator.label)
             else:
                 if data_cache is None or data_cache[0] != str(bench_file.path):
                     data_cache = (str(bench_file.path), bench_file.path.read_bytes())
@@ -825,7 +825,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "trips.  'nncompress bench fetch --help' downloads the corpora.",
         epilog="Method: " + METHOD)
     parser.add_argument("targets", nargs="*", metavar="FILE|DIR|SET",
-                        help="files, folders (their files) or corpus sets (default: all)")
+                        help="files, folders (their files) or corpus sets (default: canterbury)")
     parser.add_argument("--with", dest="with_", metavar="NAMES", default="all",
                         help=f"comma-separated comparators (default all): {', '.join(ALL_KEYS)}; "
                              "aliases zlib, bz2, lzma, zstd, ppmd, zpaq, paq; 'none' for nncompress only")
@@ -850,7 +850,7 @@ def _list(corpora_dir) -> int:
     print("corpus sets (corpora/sets.tsv):")
     for name in corpora.set_names(catalog):
         entries = corpora.set_files(name, catalog)
-        print(f"  {name:<12} {len(entries):>2} files, {sum(e.bytes for e in entries):>10,} bytes")
+        print(f"  {name:<12} {_files(len(entries)):>8}, {sum(e.bytes for e in entries):>10,} bytes")
     print("searched in: " + ", ".join(str(d) for d in corpora.search_dirs(corpora_dir)))
     print("comparators:")
     for c in select_comparators(None):
@@ -872,7 +872,7 @@ def main(argv=None) -> int:
     try:
         comparators = select_comparators(args.with_)
         comparators += [nncompress_comparator(level) for level in parse_levels(args.levels)]
-        files, groups = _targets(args.targets or ["all"], args.corpora)
+        files, groups = _targets(args.targets or ["canterbury"], args.corpora)
     except (ValueError, CorpusError) as exc:
         print(f"nncompress bench: {exc}", file=sys.stderr)
         return 1
