@@ -153,11 +153,12 @@ def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
     run_bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_bench)
     out, cache = tmp_path / "out", tmp_path / "comparators.json"
-    common = ["--files", "grammar.lsp,xargs.1", "--with", "zlib", "--corpora", str(corpora),
+    common = ["--files", "grammar.lsp,xargs.1", "--corpora", str(corpora), "--levels", "none",
               "--min-time", "0", "--out", str(out), "-q"]
-    assert run_bench.main(common + ["--levels", "none", "--save-comparators", str(cache)]) == 0
+    assert run_bench.main(common + ["--with", "zlib", "--save-comparators", str(cache)]) == 0
     assert len(json.loads(cache.read_text())["entries"]) == 2
-    assert run_bench.main(common + ["--levels", "1", "--reuse-comparators", str(cache), "--provisional", "test"]) == 0
+    assert run_bench.main(common + ["--with", "zlib,bz2", "--reuse-comparators", str(cache),
+                                    "--provisional", "test"]) == 0
     report = json.loads((out / "results.json").read_text())
     assert [r["cached"] for r in report["results"]] == [True, False, True, False]
     md = (out / "RESULTS.md").read_text()
