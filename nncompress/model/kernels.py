@@ -561,8 +561,126 @@ def learn_byte(cfg, reg, hist, match_table, byte):
         reg[R_COLUMN] += 1
 
 
+# ---- the state tuple, packed into one flat buffer per dtype ------------------------------------
+# A numba call unboxes every array argument (~0.1 us each); the decoder calls `step` twice per
+# byte, so Predictor packs the model's ~40 arrays into four flat buffers plus a layout table and
+# the kernels re-slice them (free: views, no copies).  Field order = STATE_FIELDS.
+STATE_FIELDS = (
+    ("cfg", "int64", 1),
+    ("reg", "int64", 1),
+    ("tables", "uint8", 2),
+    ("slots", "int64", 1),
+    ("ctx_hash", "int64", 1),
+    ("sm_p", "int32", 2),
+    ("sm_n", "int32", 2),
+    ("mixw", "int32", 2),
+    ("mixn", "int32", 1),
+    ("fmixw", "int32", 2),
+    ("o0_p", "int32", 1),
+    ("o0_n", "int32", 1),
+    ("msm_p", "int32", 1),
+    ("msm_n", "int32", 1),
+    ("apm1", "int32", 2),
+    ("apm2", "int32", 2),
+    ("hist", "uint8", 1),
+    ("match_table", "int64", 1),
+    ("rnn_u", "float64", 2),
+    ("rnn_w", "float64", 2),
+    ("rnn_v", "float64", 2),
+    ("rnn_b", "float64", 1),
+    ("rnn_s", "float64", 2),
+    ("rnn_x", "int64", 1),
+    ("rnn_g", "float64", 2),
+    ("rnn_lr", "float64", 1),
+    ("squash", "int32", 1),
+    ("stretch", "int32", 1),
+    ("sig", "float64", 1),
+    ("recip", "int32", 1),
+    ("next_state", "uint8", 2),
+    ("priority", "int32", 1),
+    ("state_det", "int32", 1),
+    ("inputs", "int32", 2),
+    ("node_row", "int64", 2),
+    ("node_sx", "int32", 2),
+    ("node_sp", "int32", 2),
+    ("node_pmix", "int32", 1),
+    ("node_apm", "int64", 2),
+    ("node_p", "int32", 1),
+    ("node_z", "float64", 1),
+)
+DTYPE_GROUPS = ("uint8", "int32", "int64", "float64")
+
+
+@njit(cache=True, inline="always")
+def _view1(buf, layout, k):
+    return buf[layout[k, 0] : layout[k, 0] + layout[k, 1]]
+
+
+@njit(cache=True, inline="always")
+def _view2(buf, layout, k):
+    start = layout[k, 0]
+    return buf[start : start + layout[k, 1] * layout[k, 2]].reshape((layout[k, 1], layout[k, 2]))
+
+
 @njit(cache=True)
-def step(st, value, out):
+def unpack(packed):
+    """The state tuple (field order STATE_FIELDS) as views into the packed buffers."""
+    u8, i32, i64, f64, lay = packed
+    return (
+        _view1(i64, lay, 0),  # cfg
+        _view1(i64, lay, 1),  # reg
+        _view2(u8, lay, 2),  # tables
+        _view1(i64, lay, 3),  # slots
+        _view1(i64, lay, 4),  # ctx_hash
+        _view2(i32, lay, 5),  # sm_p
+        _view2(i32, lay, 6),  # sm_n
+        _view2(i32, lay, 7),  # mixw
+        _view1(i32, lay, 8),  # mixn
+        _view2(i32, lay, 9),  # fmixw
+        _view1(i32, lay, 10),  # o0_p
+        _view1(i32, lay, 11),  # o0_n
+        _view1(i32, lay, 12),  # msm_p
+        _view1(i32, lay, 13),  # msm_n
+        _view2(i32, lay, 14),  # apm1
+        _view2(i32, lay, 15),  # apm2
+        _view1(u8, lay, 16),  # hist
+        _view1(i64, lay, 17),  # match_table
+        _view2(f64, lay, 18),  # rnn_u
+        _view2(f64, lay, 19),  # rnn_w
+        _view2(f64, lay, 20),  # rnn_v
+        _view1(f64, lay, 21),  # rnn_b
+        _view2(f64, lay, 22),  # rnn_s
+        _view1(i64, lay, 23),  # rnn_x
+        _view2(f64, lay, 24),  # rnn_g
+        _view1(f64, lay, 25),  # rnn_lr
+        _view1(i32, lay, 26),  # squash
+        _view1(i32, lay, 27),  # stretch
+        _view1(f64, lay, 28),  # sig
+        _view1(i32, lay, 29),  # recip
+        _view2(u8, lay, 30),  # next_state
+        _view1(i32, lay, 31),  # priority
+        _view1(i32, lay, 32),  # state_det
+        _view2(i32, lay, 33),  # inputs
+        _view2(i64, lay, 34),  # node_row
+        _view2(i32, lay, 35),  # node_sx
+        _view2(i32, lay, 36),  # node_sp
+        _view1(i32, lay, 37),  # node_pmix
+        _view2(i64, lay, 38),  # node_apm
+        _view1(i32, lay, 39),  # node_p
+        _view1(f64, lay, 40),  # node_z
+    )
+
+
+@njit(cache=True)
+def step(packed, value, out):
+    """Learn the nibble just coded (value >= 0), then predict the next nibble into out[16].
+
+    value < 0 starts the stream: nothing has been coded yet, only predict."""
+    step_state(unpack(packed), value, out)
+
+
+@njit(cache=True)
+def step_state(st, value, out):
     """Learn the nibble just coded (value >= 0), then predict the next nibble into out[16].
 
     value < 0 starts the stream: nothing has been coded yet, only predict.
@@ -598,18 +716,19 @@ def step(st, value, out):
 
 
 @njit(cache=True)
-def predict_known(st, first_value, nibbles, probs):
+def predict_known(packed, first_value, nibbles, probs):
     """Encoder side: run `step` over known nibbles, storing each prediction (probs[k] is the
     distribution nibbles[k] is coded with).  first_value is the nibble still to be learned from
     the previous call (-1 at the start of the stream)."""
+    st = unpack(packed)
     value = first_value
     for k in range(nibbles.shape[0]):
-        step(st, value, probs[k])
+        step_state(st, value, probs[k])
         value = nibbles[k]
 
 
 @njit(cache=True)
-def peek_low_nibbles(st, scratch_tables, scratch_slots, scratch_reg, scratch, out):
+def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch, out):
     """Analysis only: the low-nibble distribution for each of the 16 possible high nibbles.
 
     Call right after the high nibble of a byte was predicted (before it is learned).  Changes
@@ -619,7 +738,7 @@ def peek_low_nibbles(st, scratch_tables, scratch_slots, scratch_reg, scratch, ou
     (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
      squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
-     node_sp, node_pmix, node_apm, node_p, node_z) = st
+     node_sp, node_pmix, node_apm, node_p, node_z) = unpack(packed)
     (s_inputs, s_node_row, s_node_sx, s_node_sp, s_node_pmix, s_node_apm, s_node_p,
      s_node_z) = scratch
     for k in range(reg.shape[0]):

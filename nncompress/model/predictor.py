@@ -1,8 +1,8 @@
 """The predictor: owns the model's arrays and speaks the two verbs every coder needs.
 
-`predict_first()` / `learn_and_predict(nibble)` give the 16-way distribution of the next nibble
-(high nibble of a byte, then its low nibble) after learning the one just coded; `predict_known`
-runs the same kernel over known data for the encoder.  A byte's probability is the product of its
+`predict_next()` gives the 16-way distribution of the next nibble (high nibble of a byte, then
+its low nibble) after learning the one recorded with `learn(nibble)`; `predict_known` runs the
+same kernel over known data for the encoder.  A byte's probability is the product of its
 two nibbles' probabilities.
 """
 
@@ -115,11 +115,34 @@ class Predictor:
             node_p=np.zeros(16, dtype=np.int32),
             node_z=np.zeros(16, dtype=np.float64),
         )
-        self._state = tuple(self._arrays.values())
+        self._packed = self._pack()
         self._out = np.zeros(NIBBLE_ALPHABET, dtype=np.float64)
         # The nibble coded last but not yet learned: learning is deferred to the next prediction
         # so one kernel call does both.
         self._pending = -1
+
+    def _pack(self) -> tuple:
+        """Copy the arrays into one flat buffer per dtype (see kernels.STATE_FIELDS) and keep
+        views of them under their names, so Python and the kernels share the same memory."""
+        if list(self._arrays) != [name for name, _, _ in kernels.STATE_FIELDS]:
+            raise AssertionError("Predictor arrays and kernels.STATE_FIELDS disagree")
+        sizes = dict.fromkeys(kernels.DTYPE_GROUPS, 0)
+        layout = np.zeros((len(kernels.STATE_FIELDS), 3), dtype=np.int64)
+        for k, (name, dtype, ndim) in enumerate(kernels.STATE_FIELDS):
+            array = self._arrays[name]
+            if array.dtype != np.dtype(dtype) or array.ndim != ndim:
+                raise AssertionError(f"state field {name}: expected {dtype} rank {ndim}")
+            layout[k, 0] = sizes[dtype]
+            layout[k, 1 : 1 + ndim] = array.shape
+            sizes[dtype] += array.size
+        buffers = {dtype: np.zeros(max(size, 1), dtype=dtype) for dtype, size in sizes.items()}
+        for k, (name, dtype, ndim) in enumerate(kernels.STATE_FIELDS):
+            array = self._arrays[name]
+            view = buffers[dtype][layout[k, 0] : layout[k, 0] + array.size].reshape(array.shape)
+            if array.any():  # the big tables start at zero: skip touching their pages
+                view[...] = array
+            self._arrays[name] = view
+        return tuple(buffers[dtype] for dtype in kernels.DTYPE_GROUPS) + (layout,)
 
     @property
     def memory_bytes(self) -> int:
@@ -129,7 +152,7 @@ class Predictor:
         """Learn the pending nibble, then return the next nibble's 16 probabilities (unnormalised).
 
         The returned array is reused by the next call."""
-        kernels.step(self._state, self._pending, self._out)
+        kernels.step(self._packed, self._pending, self._out)
         return self._out
 
     def learn(self, nibble: int) -> None:
@@ -141,7 +164,7 @@ class Predictor:
         nibbles = bytes_to_nibbles(data)
         probs = np.empty((nibbles.shape[0], NIBBLE_ALPHABET), dtype=np.float64)
         if nibbles.shape[0]:
-            kernels.predict_known(self._state, self._pending, nibbles, probs)
+            kernels.predict_known(self._packed, self._pending, nibbles, probs)
             self._pending = int(nibbles[-1])
         return probs
 
@@ -167,7 +190,7 @@ class Predictor:
         dists = np.empty((raw.shape[0], 256), dtype=np.float64)
         for k, byte in enumerate(raw):
             high = self.predict_next().copy()
-            kernels.peek_low_nibbles(self._state, scratch_tables, scratch_slots, scratch_reg,
+            kernels.peek_low_nibbles(self._packed, scratch_tables, scratch_slots, scratch_reg,
                                      scratch, low)
             hi, lo = int(byte) >> 4, int(byte) & 15
             self.learn(hi)
