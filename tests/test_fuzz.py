@@ -162,3 +162,18 @@ def test_hostile_headers_with_valid_checksums(entries):
             # an in-range change (e.g. a different learning rate) gives a different model, so the
             # data can only come back if the value was unchanged
             assert out == data and bytes(blob) == archive, (field, value)
+
+
+def test_listing_damaged_archives_raises_only_clean_errors(entries):
+    """`nncompress -l` walks the framing without decoding (fmt.scan); the CLI reports NNCError
+    and the ValueError of an invalid parameter block as one-line errors."""
+    from nncompress.model.params import ModelParams
+
+    rng = random.Random(11)
+    for _ in range(300):
+        _, blob, _ = fuzz.mutate(rng, entries, rng.randrange(len(entries)))
+        try:
+            for info in fmt.scan(blob):
+                ModelParams.from_ints(list(info.header.params))
+        except (NNCError, ValueError):
+            pass

@@ -148,7 +148,9 @@ def test_model_memory_estimate_matches_the_predictor():
     for level in (1, 3):
         params = LEVELS[level]
         actual = Predictor(params).memory_bytes
-        assert abs(model_memory(params) - actual) < (1 << 20)
+        # the dominant terms (context tables, history, match table, APMs, RNN): the model is tuned
+        # independently, so allow its smaller arrays to come and go
+        assert 0.75 * actual <= model_memory(params) <= actual + (1 << 20)
 
 
 def test_file_object_reader_reports_damage(tmp_path, archive):
