@@ -1,0 +1,690 @@
+"""A slow, plainly written reference twin of the predictor in `kernels.py`.
+
+The numba kernels work on flat arrays for speed; this module re-implements the same model with one
+class per component and ordinary Python ints, floats, lists and bytearrays, so the algorithm can be
+read (and checked) without the array plumbing.  `tests/test_reference.py` runs both on short inputs
+and requires the same 16 probabilities, bit for bit, at every nibble.
+
+Only the constant tables are shared with the fast model (squash/stretch/sigmoid/reciprocal from
+`detmath`, the bit-history state machine from `statetable`, the recurrent layer's deterministic
+initial weights); every piece of dynamics is written again here.
+
+Fidelity notes (what "bit for bit" takes):
+
+* Integer arithmetic: Python's `>>` floors negative numbers, like the kernels' int64 arithmetic
+  shift, and `//` only ever sees non-negative operands.  Python ints never overflow, so 32-bit
+  hashes are masked explicitly.  Every value the kernels store into an int32 array stays far from
+  the int32 limits (counters are within 0..2^22, APM entries within 0..2^16, mixer weights are
+  clamped to +-2^22, counts are capped), so no wrap-around needs mirroring; `_int32` checks that
+  where it is cheap.
+* One quirk is mirrored on purpose: a bit-history probability can dip below zero when its
+  adaptation rate is fast (`sm_limit` <= 62); its 12-bit value is then -1 and the kernels index the
+  stretch table with -1, which numba (like Python) wraps to the table's last entry.
+* The recurrent layer is float64 in both implementations with the same operation order (Python
+  floats are IEEE doubles, and numba without fastmath neither re-associates nor fuses), and its
+  sigmoid is the interpolated `detmath.SIGMOID` table, never `math.exp`.
+* Learning is delayed like `Predictor`'s: `learn(nibble)` only records the nibble; the next
+  `predict_next()` learns it, then predicts.
+"""
+
+from __future__ import annotations
+
+from . import detmath
+from .params import ModelParams
+from .predictor import _deterministic_uniform
+from .statetable import StateTable
+
+MASK32 = 0xFFFFFFFF
+SQUASH = detmath.SQUASH.tolist()  # 12-bit probability of stretch value x at [x + 2048]
+STRETCH = detmath.STRETCH.tolist()  # stretch value (-2047..2047) of a 12-bit probability
+SIGMOID = detmath.SIGMOID.tolist()  # 1/(1+e^-x) at x = i/128 - 16
+RECIPROCAL = detmath.RECIPROCAL.tolist()  # 65536 / (n + 1.5)
+WEIGHT_LIMIT = 1 << 22
+
+# First-layer mixer selectors (ModelParams.selectors) and how many weight rows each has.
+SELECT_PARTIAL_BYTE, SELECT_MATCH, SELECT_PREV_BYTE, SELECT_SEEN, SELECT_RNN, SELECT_BYTE2 = range(6)
+SELECTOR_ROWS = {SELECT_PARTIAL_BYTE: 256, SELECT_MATCH: 96, SELECT_PREV_BYTE: 65536,
+                 SELECT_SEEN: 800, SELECT_RNN: 4096, SELECT_BYTE2: 65536}
+
+
+def _int32(v: int) -> int:
+    """A value about to be stored where the kernels keep an int32: it must fit (nothing wraps)."""
+    assert -(1 << 31) <= v < (1 << 31), v
+    return v
+
+
+def hash32(a: int, b: int) -> int:
+    """The model's 32-bit mix of two values (each reduced to 32 bits first)."""
+    h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
+    h ^= h >> 15
+    h = (h * 0x2C1B3C6D) & MASK32
+    h ^= h >> 12
+    h = (h * 0x297A2D39) & MASK32
+    h ^= h >> 15
+    return h
+
+
+def clamp(x, lo, hi):
+    return lo if x < lo else hi if x > hi else x
+
+
+def squash(x: int) -> int:
+    return SQUASH[clamp(x, -2047, 2047) + 2048]
+
+
+# ---- the nibble tree ----------------------------------------------------------------------------
+# A nibble is coded as four binary decisions, most significant bit first, down a tree whose nodes
+# are numbered 1..15 heap-style: node j's children are 2j (bit 0) and 2j + 1 (bit 1).
+
+def node_depth(j: int) -> int:
+    return j.bit_length() - 1
+
+
+def partial_byte(low_half: bool, hi: int, j: int) -> int:
+    """The byte's bits known at node j, behind a leading 1: 1..15 in the high nibble, 16..255 in
+    the low nibble (where the high nibble hi is known)."""
+    depth = node_depth(j)
+    bits_so_far = j - (1 << depth)
+    root = 16 + hi if low_half else 1
+    return (root << depth) | bits_so_far
+
+
+# ---- byte-level state ---------------------------------------------------------------------------
+
+def _is_word_byte(c: int) -> bool:
+    return 97 <= c <= 122 or c >= 128
+
+
+class ByteHistory:
+    """Everything the contexts know about the bytes seen so far."""
+
+    def __init__(self, history_bits: int):
+        self.mask = (1 << history_bits) - 1
+        self.buffer = bytearray(1 << history_bits)  # circular; position p at p & mask
+        self.pos = 0  # bytes seen
+        self.last4 = 0  # the last four bytes, most recent lowest
+        self.before4 = 0  # the four bytes before those
+        self.word = 0  # hash of the current partial word, 0 between words
+        self.word1 = 0  # the previous word's hash
+        self.word2 = 0  # the one before it
+        self.word_prefix = 0  # the byte before the current word
+        self.column = 0  # bytes since the last newline
+        self.line_start = 0
+        self.prev_line_start = 0
+
+    def at(self, position: int) -> int:
+        return self.buffer[position & self.mask]
+
+    def byte_back(self, n: int) -> int:
+        """The n-th most recent byte (n = 1: the last one); 0 before the start."""
+        return self.at(self.pos - n) if self.pos - n >= 0 else 0
+
+    def append(self, byte: int) -> None:
+        self.buffer[self.pos & self.mask] = byte
+        self.before4 = ((self.before4 << 8) | (self.last4 >> 24)) & MASK32
+        self.last4 = ((self.last4 << 8) | byte) & MASK32
+        self.pos += 1
+        # words: letters, case-folded, and bytes >= 128 (UTF-8) continue a word
+        c = byte + 32 if 65 <= byte <= 90 else byte
+        if _is_word_byte(c):
+            if self.word == 0:
+                self.word_prefix = (self.last4 >> 8) & 0xFF
+            self.word = hash32(self.word + 1, c)
+        elif self.word != 0:
+            self.word2, self.word1, self.word = self.word1, self.word, 0
+        if byte == 10:
+            self.prev_line_start, self.line_start, self.column = self.line_start, self.pos, 0
+        else:
+            self.column += 1
+
+
+def context_hash(kind: int, h: ByteHistory) -> int:
+    """The hash of context `kind` (see params.py) for the byte about to be coded."""
+    c1 = h.last4 & 0xFF
+    if kind <= 4:  # the last `kind` bytes
+        return hash32(kind, h.last4 & ((1 << (8 * kind)) - 1))
+    if kind <= 8:
+        return hash32(hash32(kind, h.last4), h.before4 & ((1 << (8 * (kind - 4))) - 1))
+    if kind <= 16:
+        x = hash32(hash32(kind, h.last4), h.before4)
+        for n in range(9, kind + 1):
+            x = hash32(x, h.byte_back(n))
+        return x
+    if kind == 32:  # WORD
+        return hash32(32, h.word) if h.word != 0 else hash32(320, c1)
+    if kind == 33:  # WORD_BIGRAM
+        return hash32(hash32(33, h.word1), h.word)
+    if kind == 34:  # SPARSE_SKIP1: bytes 2 and 3 back
+        return hash32(34, h.last4 & 0xFFFF00)
+    if kind == 35:  # SPARSE_GAP: bytes 1 and 3 back
+        return hash32(35, h.last4 & 0xFF00FF)
+    if kind == 36:  # COLUMN
+        above = 0
+        if h.prev_line_start + h.column < h.line_start:
+            above = h.at(h.prev_line_start + h.column)
+        return hash32(hash32(36, min(h.column, 255)), above | (c1 << 8))
+    if kind == 37:  # WORD_ORDER1
+        return hash32(hash32(37, h.word), h.word_prefix | (c1 << 8))
+    if kind == 38:  # WORD_TRIGRAM
+        return hash32(hash32(hash32(38, h.word2), h.word1), h.word)
+    if kind == 39:  # WORD_SKIP
+        return hash32(hash32(39, h.word2), h.word)
+    raise ValueError(f"unknown context kind {kind}")
+
+
+# ---- hashed bit histories -----------------------------------------------------------------------
+
+class ContextSlots:
+    """One context's table: 16-byte slots (a check byte, then the bit-history state of each of the
+    15 tree nodes), four slots per bucket; a missing slot evicts the bucket's least seen one."""
+
+    def __init__(self, table_bits: int, priority: list):
+        self.table = bytearray(1 << table_bits)
+        self.num_slots = len(self.table) >> 4
+        self.priority = priority  # evidence held by a state (eviction order)
+        self.offset = 0  # the current nibble's slot
+        self.evictions = 0  # (instrumentation for tests: claims that replaced a used slot)
+
+    def claim(self, h: int) -> None:
+        check = (h >> 24) & 255
+        first = (h & (self.num_slots - 1)) & ~3
+        offsets = [(first + k) * 16 for k in range(4)]
+        for off in offsets:
+            if self.table[off] == check:
+                self.offset = off
+                return
+        # min() keeps the first of equals, like a strict "<" scan
+        victim = min(offsets, key=lambda off: self.priority[self.table[off + 1]])
+        if any(self.table[victim : victim + 16]):
+            self.evictions += 1
+        self.table[victim : victim + 16] = bytes(16)
+        self.table[victim] = check
+        self.offset = victim
+
+    def state(self, j: int) -> int:
+        return self.table[self.offset + j]
+
+    def set_state(self, j: int, s: int) -> None:
+        self.table[self.offset + j] = s
+
+
+class AdaptiveProbabilities:
+    """Probabilities of a 1 in 22-bit fixed point, each moving toward what it sees at rate
+    1/(n + 1.5), n = its update count capped at `limit`.  Used for the per-context state maps,
+    the order-0 node probabilities and the match model's confidence."""
+
+    def __init__(self, initial: list, limit: int):
+        self.p = list(initial)
+        self.n = [0] * len(self.p)
+        self.limit = limit
+
+    def p12(self, k: int) -> int:
+        return self.p[k] >> 10
+
+    def stretched(self, k: int) -> int:
+        # p12 is -1 when p dipped below zero (see the module notes); index -1 wraps, as in numba
+        return STRETCH[self.p12(k)]
+
+    def update(self, k: int, bit: int) -> None:
+        error = (bit << 22) - self.p[k]
+        self.p[k] = _int32(self.p[k] + (((error >> 6) * RECIPROCAL[self.n[k]]) >> 10))
+        if self.n[k] < self.limit:
+            self.n[k] += 1
+
+
+class StateMap(AdaptiveProbabilities):
+    """One context's map from bit-history state to probability, starting at (n1 + 1/2)/(n + 1)."""
+
+    def __init__(self, states: StateTable, limit: int):
+        super().__init__([int(v) for v in states.initial_p], limit)
+
+
+# ---- match model --------------------------------------------------------------------------------
+
+def match_bucket(length: int) -> int:
+    return length if length < 16 else min(31, 16 + ((length - 16) >> 2))
+
+
+class MatchModel:
+    """Follows the most recent earlier occurrence of the last `min_len` bytes and predicts the
+    byte that followed it."""
+
+    def __init__(self, min_len: int, table_bits: int):
+        self.min_len = min_len
+        self.table_mask = (1 << table_bits) - 1
+        self.last_seen = [0] * (1 << table_bits)  # hash of min_len bytes -> position after them
+        self.length = 0  # current repeat length, 0: none
+        self.ptr = 0  # history position of the predicted byte
+        self.byte = 0  # the predicted byte (meaningful while length > 0)
+        self.confidence = AdaptiveProbabilities([1 << 21] * 64, 1023)  # by (bucket, expected bit)
+
+    def expected_bit(self, low_half: bool, hi: int, j: int) -> int:
+        """The bit the predicted byte has at node j, or -1 if no match or it left the path."""
+        if self.length == 0:
+            return -1
+        if low_half and (self.byte >> 4) != hi:
+            return -1
+        half = self.byte & 15 if low_half else self.byte >> 4
+        depth = node_depth(j)
+        if half >> (4 - depth) != j - (1 << depth):
+            return -1
+        return (half >> (3 - depth)) & 1
+
+    def confidence_index(self, expected: int) -> int:
+        return match_bucket(self.length) * 2 + expected
+
+    def update(self, byte: int, h: ByteHistory) -> None:
+        """After `byte` was appended to the history."""
+        if self.length > 0:
+            if self.byte == byte:
+                self.length = min(self.length + 1, 65535)
+                self.ptr += 1
+            else:
+                self.length = 0
+        if h.pos < self.min_len:
+            return
+        key = 0
+        for n in range(1, self.min_len + 1):
+            key = hash32(key, h.at(h.pos - n))
+        key &= self.table_mask
+        if self.length == 0:
+            cand = self.last_seen[key]
+            if cand > 0 and h.pos - cand < h.mask:
+                # verify (the hash may collide): count agreeing bytes backwards, up to 32
+                length = 0
+                while length < 32 and cand - 1 - length >= 0 and \
+                        h.at(cand - 1 - length) == h.at(h.pos - 1 - length):
+                    length += 1
+                if length >= self.min_len:
+                    self.length = length
+                    self.ptr = cand
+        self.last_seen[key] = h.pos
+        if self.length > 0:
+            self.byte = h.at(self.ptr)
+
+
+# ---- mixing -------------------------------------------------------------------------------------
+
+class Mixer:
+    """A gated linear mixer in the stretch domain: dot(weights[row], inputs) / 2^16, with the weight
+    row chosen by a selector.  Rows are created on first use (all start equal), which behaves
+    exactly like a preallocated table.  Fresh rows learn faster (boost, halved after `decay`
+    updates)."""
+
+    def __init__(self, initial_row: list, lr: int, boost: int, decay: int):
+        self.initial_row = initial_row
+        self.weights = {}
+        self.counts = {}
+        self.lr16 = lr * 16
+        self.boost16 = boost * 16
+        self.decay = decay
+
+    def _row(self, row: int) -> list:
+        if row not in self.weights:
+            self.weights[row] = list(self.initial_row)
+        return self.weights[row]
+
+    def dot(self, row: int, inputs: list) -> int:
+        w = self._row(row)
+        total = 0
+        for i in range(len(inputs)):
+            total += w[i] * inputs[i]
+        return clamp(total >> 16, -2047, 2047)
+
+    def update(self, row: int, inputs: list, p12: int, bit: int) -> None:
+        w = self._row(row)
+        count = self.counts.get(row, 0)
+        rate = self.lr16
+        if self.boost16 > 0:
+            rate += self.boost16 * self.decay // (self.decay + count)
+        if count < 65535:
+            self.counts[row] = count + 1
+        err = ((bit << 12) - p12) * rate
+        for i in range(len(inputs)):
+            w[i] = clamp(w[i] + ((inputs[i] * err + (1 << 17)) >> 18), -WEIGHT_LIMIT, WEIGHT_LIMIT)
+
+
+class FinalMixer:
+    """Combines the first-layer mixers' outputs; weights chosen by the partial byte."""
+
+    def __init__(self, nmixers: int, lr: int):
+        self.weights = [[(1 << 16) // nmixers] * nmixers for _ in range(256)]
+        self.lr = lr
+
+    def mix(self, c0: int, stretched: list) -> int:
+        total = 0
+        for m in range(len(stretched)):
+            total += self.weights[c0][m] * stretched[m]
+        return squash(total >> 16)
+
+    def update(self, c0: int, stretched: list, p12: int, bit: int) -> None:
+        err = ((bit << 12) - p12) * self.lr
+        w = self.weights[c0]
+        for m in range(len(stretched)):
+            w[m] = clamp(w[m] + ((stretched[m] * err + 32768) >> 16), -WEIGHT_LIMIT, WEIGHT_LIMIT)
+
+
+class APM:
+    """Adaptive probability map: per row, 33 points over the stretch domain (16-bit
+    probabilities), interpolated; the two points around the input learn."""
+
+    INITIAL = [SQUASH[clamp((b - 16) * 128 + 2048, 0, 4095)] * 16 for b in range(33)]
+
+    def __init__(self, rate: int):
+        self.rows = {}  # created on first use, all starting as the identity map
+        self.shift = 7 + rate
+
+    def _row(self, row: int) -> list:
+        if row not in self.rows:
+            self.rows[row] = list(self.INITIAL)
+        return self.rows[row]
+
+    def refine(self, row: int, st: int) -> tuple:
+        """(12-bit probability, lower point, weight of the upper point) at stretch value st."""
+        t = self._row(row)
+        s = st + 2048
+        lo, w = s >> 7, s & 127
+        p = (t[lo] * (128 - w) + t[lo + 1] * w) >> 11
+        return clamp(p, 1, 4095), lo, w
+
+    def update(self, row: int, lo: int, w: int, bit: int) -> None:
+        t = self._row(row)
+        target = bit << 16
+        t[lo] = _int32(t[lo] + (((target - t[lo]) * (128 - w)) >> self.shift))
+        t[lo + 1] = _int32(t[lo + 1] + (((target - t[lo + 1]) * w) >> self.shift))
+
+
+# ---- the recurrent layer ------------------------------------------------------------------------
+
+def rnn_sigmoid(x: float) -> float:
+    """detmath's sigmoid table, linearly interpolated."""
+    t = (x + 16.0) * 128.0
+    if t <= 0.0:
+        return SIGMOID[0]
+    if t >= len(SIGMOID) - 2:
+        return SIGMOID[len(SIGMOID) - 2]
+    i = int(t)
+    f = t - i
+    return SIGMOID[i] + (SIGMOID[i + 1] - SIGMOID[i]) * f
+
+
+class RecurrentLayer:
+    """s(t) = sigmoid(U[byte] + W s(t-1)); node logits V[c0] . s(t) + b[c0].  V and b learn every
+    node; U and W learn by back-propagation through time once a block of `bptt` bytes is full."""
+
+    def __init__(self, hidden: int, bptt: int, lr: float):
+        nh = self.nh = hidden
+        u = _deterministic_uniform(256 * nh, 1).tolist()
+        w = _deterministic_uniform(nh * nh, 2).tolist()
+        self.U = [[u[b * nh + k] * 0.2 for k in range(nh)] for b in range(256)]
+        self.W = [[w[k * nh + m] * 0.2 for m in range(nh)] for k in range(nh)]
+        self.V = [[0.0] * nh for _ in range(256)]
+        self.b = [0.0] * 256
+        self.bptt = bptt
+        self.lr = lr
+        # the current block: states[0] is the state the block starts from; states[t] (t >= 1)
+        # follows bytes[t]; grads[t] accumulates the error w.r.t. states[t]
+        self.states = [[0.1] * nh]
+        self.bytes = [0]
+        self.grads = [[0.0] * nh]
+
+    @property
+    def state(self) -> list:
+        return self.states[-1]
+
+    def sign_pattern(self) -> int:
+        """Which of the first four units are above 1/2."""
+        pattern = 0
+        for k in range(min(self.nh, 4)):
+            if self.state[k] > 0.5:
+                pattern |= 1 << k
+        return pattern
+
+    def logit(self, c0: int) -> float:
+        z = self.b[c0]
+        for k in range(self.nh):
+            z += self.V[c0][k] * self.state[k]
+        return z
+
+    def learn_node(self, c0: int, z: float, bit: int) -> None:
+        e = bit - rnn_sigmoid(z)
+        s = self.state
+        g = self.grads[-1]
+        v = self.V[c0]
+        for k in range(self.nh):
+            g[k] += e * v[k]
+            v[k] += self.lr * e * s[k]
+        self.b[c0] += self.lr * e
+
+    def advance(self, byte: int) -> None:
+        if len(self.states) - 1 >= self.bptt:
+            self._backprop()
+        prev = self.state
+        new = []
+        for k in range(self.nh):
+            acc = self.U[byte][k]
+            for m in range(self.nh):
+                acc += self.W[k][m] * prev[m]
+            new.append(rnn_sigmoid(acc))
+        self.states.append(new)
+        self.bytes.append(byte)
+        self.grads.append([0.0] * self.nh)
+
+    def _backprop(self) -> None:
+        nh = self.nh
+        delta_next = [0.0] * nh
+        for t in range(len(self.states) - 1, 0, -1):
+            s = self.states[t]
+            delta = []
+            for k in range(nh):
+                g = self.grads[t][k]
+                for m in range(nh):
+                    g += self.W[m][k] * delta_next[m]
+                delta.append(clamp(g * s[k] * (1.0 - s[k]), -15.0, 15.0))
+            # U and W change only after this step's deltas were computed with the old W
+            prev = self.states[t - 1]
+            for k in range(nh):
+                dk = self.lr * delta[k]
+                self.U[self.bytes[t]][k] += dk
+                for m in range(nh):
+                    self.W[k][m] += dk * prev[m]
+            delta_next = delta
+        self.states = [self.states[-1]]
+        self.bytes = [0]
+        self.grads = [[0.0] * nh]
+
+
+# ---- the predictor ------------------------------------------------------------------------------
+
+class NodeRecord:
+    """What a node's prediction used, kept for learning once its bit is known."""
+
+    __slots__ = ("c0", "inputs", "expected", "rows", "stretched", "probs", "pmix", "apm1", "apm2",
+                 "z")
+
+
+class ReferencePredictor:
+    """Same interface and the same probabilities as `Predictor`, slowly."""
+
+    def __init__(self, params: ModelParams):
+        self.params = p = params.validate()
+        states = StateTable(p.state_table)
+        self.next_state = states.next_state.tolist()
+        self.deterministic = states.deterministic.tolist()
+        priority = states.priority.tolist()
+        self.history = ByteHistory(p.history_bits)
+        self.contexts = list(p.contexts)
+        self.slots = [ContextSlots(p.table_bits, priority) for _ in self.contexts]
+        self.state_maps = [StateMap(states, p.sm_limit) for _ in self.contexts]
+        self.context_hashes = [0] * len(self.contexts)
+        self.order0 = AdaptiveProbabilities([1 << 21] * 256, 255)
+        self.match = MatchModel(p.match_min, p.match_bits) if p.match_min else None
+        self.rnn = RecurrentLayer(p.rnn_hidden, p.rnn_bptt, p.rnn_lr_micro * 1e-6) \
+            if p.rnn_hidden else None
+        # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
+        # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
+        # and on every shared input
+        ci = p.ctx_inputs
+        initial = []
+        for _ in self.contexts:
+            initial += [1 << 14] + [0] * (ci - 1)
+        initial += [1 << 14] * (2 + (self.match is not None) + (self.rnn is not None))
+        self.selectors = p.selectors
+        self.mixers = [Mixer(initial, p.mixer_lr, p.mixer_lr_boost, p.mixer_lr_decay)
+                       for _ in self.selectors]
+        self.final = FinalMixer(len(self.selectors), p.final_lr)
+        self.apm1 = APM(p.apm_rate)
+        self.apm1_by_prev_byte = p.apm1_order == 1
+        self.apm2 = APM(p.apm_rate)
+        self.weight_mix = 16 - p.apm1_weight - p.apm2_weight
+        self.weight_apm1 = p.apm1_weight
+        self.weight_apm2 = p.apm2_weight
+        self.low_half = False  # predicting the high nibble (False) or the low one (True)
+        self.hi = 0  # the byte's high nibble, once known
+        self.nodes = {}  # node j -> NodeRecord of the last prediction
+        self._pending = -1
+
+    # -- the Predictor interface --
+
+    def predict_next(self) -> list:
+        """Learn the pending nibble (if any), then return the next nibble's 16 probabilities."""
+        if self._pending >= 0:
+            self._learn_nibble(self._pending)
+            if not self.low_half:
+                self.hi = self._pending
+                self.low_half = True
+            else:
+                self._learn_byte((self.hi << 4) | self._pending)
+                self.low_half = False
+                self.hi = 0
+                self._hash_contexts()
+        else:
+            self._hash_contexts()
+        salt = 1 + self.hi if self.low_half else 0
+        for slots, h in zip(self.slots, self.context_hashes):
+            slots.claim(hash32(h, salt))
+        return self._predict_nibble()
+
+    def learn(self, nibble: int) -> None:
+        self._pending = nibble
+
+    # -- internals --
+
+    def _hash_contexts(self) -> None:
+        self.context_hashes = [context_hash(kind, self.history) for kind in self.contexts]
+
+    def _learn_byte(self, byte: int) -> None:
+        self.history.append(byte)
+        if self.match is not None:
+            self.match.update(byte, self.history)
+        if self.rnn is not None:
+            self.rnn.advance(byte)
+
+    def _selector_row(self, kind: int, c0: int, j: int, seen: int, expected: int, pattern: int) -> int:
+        c1 = self.history.last4 & 0xFF
+        if kind == SELECT_PARTIAL_BYTE:
+            return c0
+        if kind == SELECT_MATCH:
+            length = self.match.length if self.match is not None else 0
+            return (match_bucket(length) if length > 0 else 0) * 3 + expected + 1
+        if kind == SELECT_PREV_BYTE:
+            return (c1 << 8) | c0
+        if kind == SELECT_SEEN:
+            return (seen << 5) | (int(self.low_half) << 4) | j
+        if kind == SELECT_RNN:
+            return (pattern << 8) | c0
+        c2 = (self.history.last4 >> 8) & 0xFF
+        return (c2 << 8) | c0
+
+    def _predict_node(self, j: int, pattern: int) -> int:
+        p = self.params
+        c1 = self.history.last4 & 0xFF
+        c2 = (self.history.last4 >> 8) & 0xFF
+        node = NodeRecord()
+        node.c0 = c0 = partial_byte(self.low_half, self.hi, j)
+        inputs = []
+        seen = 0
+        for slots, smap in zip(self.slots, self.state_maps):
+            s = slots.state(j)
+            p12 = smap.p12(s)
+            st = smap.stretched(s)
+            inputs.append(st)
+            if p.ctx_inputs >= 2:
+                inputs.append(st * self.deterministic[s])
+            if p.ctx_inputs >= 3:
+                inputs.append((p12 - 2048) >> 2)
+            if s != 0:
+                seen += 1
+        inputs.append(self.order0.stretched(c0))
+        node.expected = -1
+        if self.match is not None:
+            node.expected = self.match.expected_bit(self.low_half, self.hi, j)
+            if node.expected >= 0:
+                inputs.append(self.match.confidence.stretched(self.match.confidence_index(node.expected)))
+            else:
+                inputs.append(0)
+        node.z = 0.0
+        if self.rnn is not None:
+            node.z = self.rnn.logit(c0)
+            inputs.append(int(clamp(node.z * 256.0, -2047.0, 2047.0)))
+        inputs.append(256)
+        node.inputs = inputs
+        node.rows, node.stretched, node.probs = [], [], []
+        for kind, mixer in zip(self.selectors, self.mixers):
+            row = self._selector_row(kind, c0, j, seen, node.expected, pattern)
+            x = mixer.dot(row, inputs)
+            node.rows.append(row)
+            node.stretched.append(x)
+            node.probs.append(SQUASH[x + 2048])
+        if len(self.mixers) > 1:
+            node.pmix = self.final.mix(c0, node.stretched)
+        else:
+            node.pmix = node.probs[0]
+        st = STRETCH[node.pmix]
+        row1 = (c1 << 8) | c0 if self.apm1_by_prev_byte else c0
+        row2 = hash32(c0, c1 | (c2 << 8)) & 0xFFFF
+        p1, lo1, w1 = self.apm1.refine(row1, st)
+        p2, lo2, w2 = self.apm2.refine(row2, st)
+        node.apm1 = (row1, lo1, w1)
+        node.apm2 = (row2, lo2, w2)
+        self.nodes[j] = node
+        mixed = node.pmix * self.weight_mix + p1 * self.weight_apm1 + p2 * self.weight_apm2
+        return clamp((mixed + 8) >> 4, 1, 4095)
+
+    def _predict_nibble(self) -> list:
+        pattern = self.rnn.sign_pattern() if self.rnn is not None else 0
+        p_one = [0] * 16  # 12-bit P(bit = 1) at each node
+        for j in range(1, 16):
+            p_one[j] = self._predict_node(j, pattern)
+        out = []
+        for v in range(16):
+            prob = 1.0
+            j = 1
+            for depth in range(4):
+                bit = (v >> (3 - depth)) & 1
+                prob *= p_one[j] if bit else 4096 - p_one[j]
+                j = 2 * j + bit
+            out.append(prob)
+        return out
+
+    def _learn_nibble(self, value: int) -> None:
+        j = 1
+        for depth in range(4):
+            bit = (value >> (3 - depth)) & 1
+            node = self.nodes[j]
+            for slots, smap in zip(self.slots, self.state_maps):
+                s = slots.state(j)
+                smap.update(s, bit)
+                slots.set_state(j, self.next_state[s][bit])
+            self.order0.update(node.c0, bit)
+            if node.expected >= 0:
+                self.match.confidence.update(self.match.confidence_index(node.expected), bit)
+            for m, mixer in enumerate(self.mixers):
+                mixer.update(node.rows[m], node.inputs, node.probs[m], bit)
+            if len(self.mixers) > 1:
+                self.final.update(node.c0, node.stretched, node.pmix, bit)
+            self.apm1.update(*node.apm1, bit)
+            self.apm2.update(*node.apm2, bit)
+            if self.rnn is not None:
+                self.rnn.learn_node(node.c0, node.z, bit)
+            j = 2 * j + bit

@@ -1,0 +1,138 @@
+"""The numba kernels against their slow pure-Python twin (nncompress.model.reference): the same 16
+probabilities, bit for bit, at every nibble.
+
+Tables are shrunk (both sides get the same parameters) so the twin allocates little; the dynamics
+do not depend on the table sizes except through hash collisions, which one test provokes on
+purpose.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from nncompress.model.params import (COLUMN, SPARSE_GAP, SPARSE_SKIP1, WORD, WORD_BIGRAM,
+                                     WORD_ORDER1, WORD_SKIP, WORD_TRIGRAM, ModelParams)
+from nncompress.model.predictor import Predictor, bytes_to_nibbles
+from nncompress.model.reference import SELECTOR_ROWS, ReferencePredictor, hash32
+from nncompress.presets import params_for_level
+
+SMALL = dict(table_bits=16, history_bits=16, match_bits=12)
+
+_SENTENCE = b"Alice was beginning to get very tired of sitting by her sister on the bank.\n"
+_MUTATED = _SENTENCE[:50] + b"X" + _SENTENCE[51:]
+# Lines of different lengths (column context), words and word pairs, long repeats (match model;
+# the mutated copy in between makes the match jump back to the first copy, found with a long
+# verified length), upper case and UTF-8 (word folding), binary bytes and a run of zeros.
+VARIED = (
+    b"The quick brown fox jumps over the lazy dog;\n"
+    + _SENTENCE
+    + b"  and of having nothing to do: once or twice she had peeped into the book\n"
+    + bytes(range(0, 256, 5))
+    + b"\x00" * 24
+    + b"\nTHE QUICK Brown fox, caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9.\n"
+    + _MUTATED
+    + _SENTENCE
+    + b"x = [1, 2, 3]\ny = {'a': 0xff}\n\t\tindented\n"
+    + _SENTENCE[:40]
+)
+
+
+def run_side_by_side(params: ModelParams, data: bytes) -> dict:
+    """Feed `data` to both implementations; every prediction must be identical.  Returns how much
+    of the model the input exercised."""
+    fast = Predictor(params)
+    slow = ReferencePredictor(params)
+    matched = 0
+    for k, nibble in enumerate(bytes_to_nibbles(data)):
+        expected = fast.predict_next()
+        got = np.asarray(slow.predict_next(), dtype=np.float64)
+        np.testing.assert_array_equal(got, expected, err_msg=f"nibble {k} (byte {k // 2})")
+        if slow.match is not None and slow.match.length > 0:
+            matched += 1
+        fast.learn(int(nibble))
+        slow.learn(int(nibble))
+    # one more step: the last nibble's learning must agree too
+    np.testing.assert_array_equal(np.asarray(slow.predict_next()), fast.predict_next())
+    assert_same_state(fast, slow)
+    return dict(
+        matched_nibbles=matched,
+        evictions=sum(s.evictions for s in slow.slots),
+        negative_probabilities=sum(v < 0 for m in slow.state_maps for v in m.p),
+    )
+
+
+def assert_same_state(fast: Predictor, slow: ReferencePredictor) -> None:
+    """White-box: the learned state agrees too, including float64 values the probabilities only
+    see rounded (an operation-order slip in the recurrent layer shows here first)."""
+    a = fast._arrays  # the kernels' arrays (views into the packed buffers)
+    for i, (slots, smap) in enumerate(zip(slow.slots, slow.state_maps)):
+        assert bytes(a["tables"][i]) == bytes(slots.table), f"context {i} table"
+        assert a["sm_p"][i].tolist() == smap.p, f"context {i} state map"
+    assert a["o0_p"].tolist() == slow.order0.p
+    assert bytes(a["hist"]) == bytes(slow.history.buffer)
+    if slow.match is not None:
+        assert a["msm_p"].tolist() == slow.match.confidence.p
+        assert a["match_table"].tolist() == slow.match.last_seen
+    mixw = a["mixw"]
+    base = 0
+    for kind, mixer in zip(slow.selectors, slow.mixers):
+        for row, weights in mixer.weights.items():
+            assert mixw[base + row].tolist() == weights, f"mixer {kind} row {row}"
+        base += SELECTOR_ROWS[kind]
+    if len(slow.mixers) > 1:
+        assert a["fmixw"][:, : len(slow.mixers)].tolist() == slow.final.weights
+    if slow.rnn is not None:
+        rnn = slow.rnn
+        assert a["rnn_u"].tolist() == rnn.U
+        assert a["rnn_w"].tolist() == rnn.W
+        assert a["rnn_v"].tolist() == rnn.V
+        assert a["rnn_b"].tolist() == rnn.b
+        steps = len(rnn.states) - 1
+        assert a["rnn_s"][: steps + 1].tolist() == rnn.states
+        assert a["rnn_g"][: steps + 1].tolist() == rnn.grads
+
+
+@pytest.mark.parametrize("level", [1, 3, 6, 9])
+def test_twin_matches_kernels(level):
+    params = dataclasses.replace(params_for_level(level), **SMALL)
+    seen = run_side_by_side(params, VARIED)
+    assert seen["matched_nibbles"] > 50  # the repeated sentence engaged the match model
+
+
+def test_twin_matches_kernels_with_slot_eviction(sample_text):
+    """A 4 KiB table per context over ~3 KB: buckets overflow and slots get replaced."""
+    params = dataclasses.replace(params_for_level(6), table_bits=12, history_bits=16,
+                                 match_bits=10)
+    data = sample_text[:2800] + bytes(range(256))
+    seen = run_side_by_side(params, data)
+    assert seen["evictions"] > 1000
+
+
+EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP,
+                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP)
+
+
+@pytest.mark.parametrize("params", [
+    # everything on: all context kinds, 3 inputs each, all six mixers (the match mixer through
+    # mixer_sets=2), another state table, a short BPTT block, a fast APM; sm_limit=4 lets
+    # bit-history probabilities dip below zero (the stretch lookup then wraps, in both)
+    ModelParams(contexts=EVERY_CONTEXT, ctx_inputs=3, mixer_select=0b111111, mixer_sets=2,
+                state_table=4, rnn_hidden=5, rnn_bptt=3, rnn_lr_micro=900000, apm_rate=3,
+                apm1_order=1, apm1_weight=3, apm2_weight=9, sm_limit=4, match_min=4,
+                mixer_lr_boost=3, mixer_lr_decay=7, final_lr=11, **SMALL),
+    # everything off: one context, no match model, no recurrent layer, a single mixer
+    ModelParams(contexts=(2,), match_min=0, rnn_hidden=0, mixer_select=1, apm1_weight=0,
+                apm2_weight=16, state_table=1, **SMALL),
+    # the defaults of ModelParams (1 mixer + the match-state mixer)
+    ModelParams(mixer_sets=2, **SMALL),
+], ids=["everything", "minimal", "defaults"])
+def test_twin_matches_kernels_unusual_configurations(params):
+    seen = run_side_by_side(params, VARIED)
+    if params.sm_limit == 4:
+        assert seen["negative_probabilities"] > 0  # the quirk is actually exercised
+
+
+def test_hash_is_32_bit_and_masks_its_operands():
+    assert hash32(0, 0) == hash32(1 << 32, 1 << 33)
+    assert all(0 <= hash32(a, b) <= 0xFFFFFFFF for a in (0, 1, 2**32 - 1) for b in (0, 7, 2**40))
