@@ -114,7 +114,10 @@ def node_c0(nibble, hi, j):
 def counter_update(p, n, k, bit, recip, limit):
     """Adaptive-rate probability counter: step 1/(n+1.5), n capped at `limit`."""
     target = bit << 22
-    p[k] += ((target - p[k]) >> 6) * recip[n[k]] >> 10
+    v = p[k] + (((target - p[k]) >> 6) * recip[n[k]] >> 10)
+    # the floored shift can overshoot below 0 for small limits (fast rates): clamp, or the
+    # stretch lookup of a near-certain 0 would read as a near-certain 1
+    p[k] = v if v > 0 else 0
     if n[k] < limit:
         n[k] += 1
 

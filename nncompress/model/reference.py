@@ -17,9 +17,8 @@ Fidelity notes (what "bit for bit" takes):
   the int32 limits (counters are within 0..2^22, APM entries within 0..2^16, mixer weights are
   clamped to +-2^22, counts are capped), so no wrap-around needs mirroring; `_int32` checks that
   where it is cheap.
-* One quirk is mirrored on purpose: a bit-history probability can dip below zero when its
-  adaptation rate is fast (`sm_limit` <= 62); its 12-bit value is then -1 and the kernels index the
-  stretch table with -1, which numba (like Python) wraps to the table's last entry.
+* Fast adaptation rates (`sm_limit` <= 62) let the floored step overshoot below zero; both
+  implementations clamp the probability at 0 there.
 * The recurrent layer is float64 in both implementations with the same operation order (Python
   floats are IEEE doubles, and numba without fastmath neither re-associates nor fuses), and its
   sigmoid is the interpolated `detmath.SIGMOID` table, never `math.exp`.
@@ -222,12 +221,11 @@ class AdaptiveProbabilities:
         return self.p[k] >> 10
 
     def stretched(self, k: int) -> int:
-        # p12 is -1 when p dipped below zero (see the module notes); index -1 wraps, as in numba
         return STRETCH[self.p12(k)]
 
     def update(self, k: int, bit: int) -> None:
         error = (bit << 22) - self.p[k]
-        self.p[k] = _int32(self.p[k] + (((error >> 6) * RECIPROCAL[self.n[k]]) >> 10))
+        self.p[k] = max(0, _int32(self.p[k] + (((error >> 6) * RECIPROCAL[self.n[k]]) >> 10)))
         if self.n[k] < self.limit:
             self.n[k] += 1
 
