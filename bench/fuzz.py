@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import signal
 import sys
 import time
@@ -318,7 +319,7 @@ def run(cases: int, seed: int = 1, time_limit: float = 30.0, log=None, entries=N
             slowest = max(slowest, (took, desc))
             counts[verdict] += 1
             if verdict == "error":
-                messages[detail.split(" (")[0][:60]] += 1
+                messages[re.sub(r"\d+", "N", detail.split(" (")[0])[:60]] += 1
             kinds[desc.split(":")[1]] += 1
             if verdict in ("crash", "hang", "silent"):
                 failures.append({"case": case, "mutation": desc, "verdict": verdict,

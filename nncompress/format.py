@@ -28,6 +28,8 @@ DEFAULT_BLOCK_SIZE = 1 << 20
 MAX_PAYLOAD_PER_BYTE = 6
 PAYLOAD_SLACK = 64
 MAX_PARAMS = 64
+# Versions up to this far ahead are reported as "newer: upgrade"; beyond, as damage.
+PLAUSIBLE_NEWER_VERSIONS = 15
 
 
 class NNCError(Exception):
@@ -109,6 +111,9 @@ def parse_header(buf, pos: int = 0) -> tuple[Header, int]:
         raise NeedMoreData
     version = buf[pos]
     if version != FORMAT_VERSION:
+        if version > FORMAT_VERSION + PLAUSIBLE_NEWER_VERSIONS:
+            # a version this far ahead is far likelier a damaged byte than a real future format
+            raise NNCError(f"corrupt archive header (unknown format version {version})")
         if version > FORMAT_VERSION:
             raise NNCError(
                 f"archive format version {version} is newer than this nncompress supports "

@@ -64,7 +64,9 @@ def test_not_an_archive(blob, message):
 
 
 def test_future_and_past_format_versions(archive):
-    for version, message in ((fmt.FORMAT_VERSION + 1, "newer"), (255, "newer"), (0, "no longer")):
+    for version, message in ((fmt.FORMAT_VERSION + 1, "newer.*upgrade"), (0, "no longer"),
+                             (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, "newer"),
+                             (255, "corrupt archive header .unknown format version 255")):
         blob = bytearray(archive)
         blob[4] = version
         with pytest.raises(NNCError, match=message):
