@@ -60,7 +60,7 @@ def test_decoding_does_not_depend_on_how_archive_is_split(data, block_size, step
     assert out == data and d.eof and d.unused_data == extra
 
 
-@FAST
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parts=st.lists(st.tuples(st.binary(max_size=100), st.integers(1, 9)), min_size=1, max_size=4))
 def test_concatenated_streams(parts):
     blob = b"".join(nncompress.compress(data, level) for data, level in parts)
