@@ -14,7 +14,11 @@ import constriction
 from .format import NNCError
 
 _queue = constriction.stream.queue
-_CATEGORICAL = constriction.stream.model.Categorical(perfect=False)
+_Categorical = constriction.stream.model.Categorical
+# The encoder codes a whole chunk with one model family; the decoder builds one concrete model
+# per nibble, which constriction does faster than a one-row family call.  With perfect=False both
+# quantise identically (constriction documents lazy/eager as a speed choice only).
+_CATEGORICAL = _Categorical(perfect=False)
 
 
 class NibbleEncoder:
@@ -41,12 +45,10 @@ class NibbleDecoder:
             raise NNCError("corrupt archive: range-coder payload is not a whole number of words")
         words = np.frombuffer(payload, dtype="<u4").astype(np.uint32)
         self._decoder = _queue.RangeDecoder(words)
-        self._row = np.empty((1, 16), dtype=np.float64)
 
     def decode(self, probabilities: np.ndarray) -> int:
-        self._row[0] = probabilities
         try:
-            return int(self._decoder.decode(_CATEGORICAL, self._row)[0])
+            return int(self._decoder.decode(_Categorical(probabilities, perfect=False)))
         except _CODER_ERRORS as exc:
             # constriction raises AssertionError ("compressed data that is invalid for the
             # employed entropy model") on some damaged payloads
