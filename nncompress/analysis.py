@@ -14,9 +14,8 @@ For every file it reports
 * the ideal code length of a simple adaptive order-2 model (Krichevsky-Trofimov estimator, counts
   learned as it goes: a real, decodable baseline);
 * gzip (zlib -9), xz (lzma -9e) and PAQ (paq9a, when the `paq` package is installed) for reference;
-* nncompress's self-information per byte, from the very code path the compressor uses
-  (`Predictor.predict_known`, block by block and chunk by chunk as `codec.StreamEncoder` does), and
-  the size of the real .nnc file, got by range-coding those same predictions.
+* nncompress's self-information per byte, read from the predictions `codec.StreamEncoder` codes
+  while it compresses the file, and the size of that real .nnc stream.
 
 Directories and named corpus sets get a summary table with totals.  `--plot` draws learning
 curves (bits per byte over a moving window vs position), `--html` writes a self-contained page
@@ -43,10 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from . import format as fmt
-from .codec import ENCODE_CHUNK
-from .coder import NibbleEncoder
+from .codec import StreamEncoder
 from .model.params import ModelParams
-from .model.predictor import Predictor, bytes_to_nibbles
+from .model.predictor import Predictor
 from .presets import DEFAULT_LEVEL, params_for_level
 
 MAX_ORDER = 5
@@ -153,40 +151,26 @@ def _resolve_params(level: int, params: ModelParams | None) -> tuple[int, ModelP
 
 
 def _model_pass(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
-                block_size: int = fmt.DEFAULT_BLOCK_SIZE, encode: bool = False,
-                progress=None) -> tuple[np.ndarray, int | None]:
-    """Run the compressor's model over `data` exactly as `codec.StreamEncoder` does (one
-    Predictor for the stream, blocks of block_size, `predict_known` over chunks of ENCODE_CHUNK)
-    and return (cost of every byte in bits, size of the .nnc stream or None).  With encode=True
-    the same predictions are also range-coded to get the real compressed size."""
+                block_size: int = fmt.DEFAULT_BLOCK_SIZE, progress=None) -> tuple[np.ndarray, int]:
+    """Compress `data` exactly as `nncompress.compress` does, watching the coder's predictions:
+    returns (cost of every byte in bits, size of the .nnc stream)."""
     level, params = _resolve_params(level, params)
     raw = bytes(data)
-    predictor = Predictor(params)
+    encoder = StreamEncoder(level, None if level else params, block_size)
     costs = np.empty(len(raw), dtype=np.float64)
-    total = 0
-    if encode:
-        total = len(fmt.Header(fmt.FORMAT_VERSION, level, tuple(params.to_ints()), block_size).encode())
-    for block_start in range(0, len(raw), block_size):
-        block = raw[block_start : block_start + block_size]
-        encoder = NibbleEncoder() if encode else None
-        for start in range(0, len(block), ENCODE_CHUNK):
-            chunk = block[start : start + ENCODE_CHUNK]
-            probs = predictor.predict_known(chunk)
-            nibbles = bytes_to_nibbles(chunk)
-            rows = np.arange(nibbles.shape[0])
-            p = probs[rows, nibbles] / probs.sum(axis=1)
-            pos = block_start + start
-            costs[pos : pos + len(chunk)] = -np.log2(p[0::2] * p[1::2])
-            if encoder is not None:
-                encoder.encode(nibbles, probs)
-            if progress:
-                progress(len(chunk))
-        if encoder is not None:
-            payload = len(encoder.finish())
-            total += len(fmt.encode_block_frame(len(block), payload, 0)) + payload
-    if encode:
-        total += len(fmt.encode_end(len(raw), 0))
-    return costs, (total if encode else None)
+    done = 0
+
+    def observe(nibbles, probs):
+        nonlocal done
+        p = probs[np.arange(nibbles.shape[0]), nibbles] / probs.sum(axis=1)
+        costs[done : done + nibbles.shape[0] // 2] = -np.log2(p[0::2] * p[1::2])
+        done += nibbles.shape[0] // 2
+
+    total = len(encoder.header())
+    for start in range(0, len(raw), block_size):
+        total += len(encoder.block(raw[start : start + block_size], progress, observe))
+    total += len(encoder.end())
+    return costs, total
 
 
 def code_lengths(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = None) -> np.ndarray:
@@ -199,7 +183,7 @@ def code_lengths(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = 
 def nncompress_size(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = None) -> int:
     """Size of `nncompress.compress(data, level)` without building it (same predictions, same
     range coder, container bytes counted)."""
-    return _model_pass(data, level, params, encode=True)[1]
+    return _model_pass(data, level, params)[1]
 
 
 def top_predictions(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
@@ -244,7 +228,7 @@ def analyze_file(source, level: int = DEFAULT_LEVEL, *, name: str | None = None,
         data = Path(source).read_bytes()
     n = len(data)
     t0 = time.perf_counter()
-    costs, nnc_size = _model_pass(data, level, params, encode=True)
+    costs, nnc_size = _model_pass(data, level, params)
     model_seconds = time.perf_counter() - t0
     o2 = order2_code_lengths(data)
     level_used, params_used = _resolve_params(level, params)

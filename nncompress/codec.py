@@ -67,8 +67,11 @@ class StreamEncoder:
     def header(self) -> bytes:
         return self._header.encode()
 
-    def block(self, raw: bytes, progress: Progress = None) -> bytes:
-        """Frame and payload for one block of 1..block_size bytes."""
+    def block(self, raw: bytes, progress: Progress = None, observe=None) -> bytes:
+        """Frame and payload for one block of 1..block_size bytes.
+
+        observe(nibbles, probabilities), if given, sees every chunk's predictions as they are
+        coded (the analysis tools read the model's code lengths from here)."""
         if not 1 <= len(raw) <= self.block_size:
             raise ValueError("block length out of range")
         raw = bytes(raw)
@@ -76,7 +79,10 @@ class StreamEncoder:
         for start in range(0, len(raw), ENCODE_CHUNK):
             chunk = raw[start : start + ENCODE_CHUNK]
             probabilities = self._predictor.predict_known(chunk)
-            encoder.encode(bytes_to_nibbles(chunk), probabilities)
+            nibbles = bytes_to_nibbles(chunk)
+            encoder.encode(nibbles, probabilities)
+            if observe is not None:
+                observe(nibbles, probabilities)
             if progress:
                 progress(len(chunk))
         payload = encoder.finish()

@@ -53,7 +53,7 @@ def test_code_lengths_match_real_archive_on_sample_text(sample_text, level):
 def test_code_lengths_follow_block_boundaries(sample_text):
     data = sample_text[:5000]
     params = params_for_level(1)
-    costs, size = analysis._model_pass(data, params=params, block_size=1500, encode=True)
+    costs, size = analysis._model_pass(data, params=params, block_size=1500)
     assert size == len(nncompress.compress(data, params=params, block_size=1500))
     # The model's state carries over blocks, so the costs do not depend on block size.
     assert np.allclose(costs, analysis.code_lengths(data, params=params))
