@@ -31,17 +31,16 @@ from __future__ import annotations
 import argparse
 import html
 import json
-import lzma
 import os
 import sys
 import time
 import unicodedata
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from . import format as fmt
+from .benchmark import python_codec
 from .codec import StreamEncoder
 from .model.params import ModelParams
 from .model.predictor import Predictor
@@ -206,12 +205,11 @@ def _bpc(nbytes, n) -> float | None:
     return 8.0 * nbytes / n if n else None
 
 
-def _paq_compress():
+def _reference_compressor(codec: str):
     try:
-        import paq  # paq9a bindings
+        return python_codec(codec)[0]
     except ImportError:
         return None
-    return paq.compress
 
 
 def analyze_file(source, level: int = DEFAULT_LEVEL, *, name: str | None = None,
@@ -255,9 +253,9 @@ def analyze_file(source, level: int = DEFAULT_LEVEL, *, name: str | None = None,
     }
     if references:
         ref = result["reference"]
-        for key, fn in [("gzip", lambda d: zlib.compress(d, 9)),
-                        ("xz", lambda d: lzma.compress(d, preset=9 | lzma.PRESET_EXTREME)),
-                        ("paq", _paq_compress())]:
+        for key, fn in [("gzip", _reference_compressor("zlib")),
+                        ("xz", _reference_compressor("lzma")),
+                        ("paq", _reference_compressor("paq9a"))]:
             if fn is None:
                 ref[key] = None
                 result["notes"].append("PAQ skipped: the 'paq' package (paq9a) is not installed.")

@@ -65,8 +65,9 @@ MIB = 1024 * 1024
 # Worker side: runs in a fresh interpreter, measures one operation.
 # ==================================================================================================
 
-def _python_codec(name: str, args: dict):
-    """(compress, decompress) callables for an in-process codec."""
+def python_codec(name: str, args: dict | None = None):
+    """(compress, decompress) callables for an in-process codec (ImportError if not installed)."""
+    args = args or {}
     if name == "zlib":
         import zlib
         return (lambda d: zlib.compress(d, args.get("level", 9))), zlib.decompress
@@ -115,7 +116,7 @@ def _worker(request: dict) -> dict:
         result["warmup_s"] = time.perf_counter() - t0
         funcs = (lambda d: nncompress.compress(d, level)), nncompress.decompress
     elif not external:
-        funcs = _python_codec(spec["codec"], spec.get("args", {}))
+        funcs = python_codec(spec["codec"], spec.get("args", {}))
     result["baseline_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     times = []
     if external:

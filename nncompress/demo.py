@@ -4,14 +4,12 @@ standard library's compressors.  No download, no arguments needed."""
 from __future__ import annotations
 
 import argparse
-import bz2
-import lzma
 import os
 import sys
 import time
-import zlib
 
 from .api import compress, decompress
+from .benchmark import python_codec
 from .presets import DEFAULT_LEVEL
 
 DEFAULT_BYTES = 200_000
@@ -44,11 +42,11 @@ def main(argv=None) -> int:
     print(f"input: {name}, {len(data):,} bytes")
     compress(b"numba warm-up", args.level)  # compile (or load the cached kernels) outside the timing
     rows = []
-    for label, enc, dec in [
-        ("gzip -9 (zlib)", lambda d: zlib.compress(d, 9), zlib.decompress),
-        ("bzip2 -9", lambda d: bz2.compress(d, 9), bz2.decompress),
-        ("xz -9e (lzma)", lambda d: lzma.compress(d, preset=9 | lzma.PRESET_EXTREME), lzma.decompress),
-        (f"nncompress -{args.level}", lambda d: compress(d, args.level), decompress),
+    for label, (enc, dec) in [
+        ("gzip -9 (zlib)", python_codec("zlib")),
+        ("bzip2 -9", python_codec("bz2")),
+        ("xz -9e (lzma)", python_codec("lzma")),
+        (f"nncompress -{args.level}", (lambda d: compress(d, args.level), decompress)),
     ]:
         t0 = time.perf_counter()
         packed = enc(data)

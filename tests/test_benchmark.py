@@ -2,7 +2,6 @@
 assertions; workers are real subprocesses, so this is kept to a few tiny runs."""
 
 import json
-import os
 import stat
 import sys
 import textwrap

@@ -7,7 +7,6 @@ import io
 import tarfile
 import threading
 import zipfile
-from pathlib import Path
 
 import pytest
 
