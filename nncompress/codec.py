@@ -15,6 +15,7 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .format import NNCError
+from .model import kernels
 from .model.params import ModelParams
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .presets import DEFAULT_LEVEL, params_for_level
@@ -38,9 +39,11 @@ def model_memory(params: ModelParams) -> int:
     tables = len(params.contexts) << params.table_bits
     history = 1 << params.history_bits
     match = (8 << params.match_bits) if params.match_min else 8
-    apms = ((1 << 16) + 256) * 33 * 4
+    apms = ((1 << 16) + (256 << (8 * params.apm1_order))) * 33 * 4
     rnn = (3 * 256 * nh + 3 * nh * nh) * 8
-    return tables + history + match + apms + rnn
+    ninputs = len(params.contexts) * params.ctx_inputs + 4
+    mixers = sum(kernels.SEL_ROWS[kind] for kind in params.selectors) * ninputs * 4
+    return tables + history + match + apms + rnn + mixers
 
 
 class StreamEncoder:
