@@ -379,9 +379,17 @@ def test_cli_closed_pipe_is_clean(slow_archive):
     assert len(err.strip().splitlines()) <= 1
 
 
+def _default_signal_handlers():
+    # A runner started in the background or under nohup hands its children SIGINT/SIGHUP
+    # ignored, and the CLI rightly respects an ignored SIGHUP; test the interactive case.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _interrupt(args, directory, signum, expect_tmp=True):
     proc = subprocess.Popen([sys.executable, "-m", "nncompress", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_default_signal_handlers)
     deadline = time.monotonic() + 120
     while not temp_files(directory):  # the run is under way once its temporary file exists
         assert proc.poll() is None, proc.communicate()
