@@ -28,12 +28,12 @@ _MEDIUM = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, WORD, WORD_SKIP, 
                                                 CLASS_RUNS),
                              ctx_inputs=2, mixer_select=0b10001101,
                              rnn_hidden=8, table_bits=21, history_bits=23, match_bits=19))
-# 12 contexts (3 of them character-class patterns), 5 mixers (partial byte; previous byte;
-# contexts seen; classes of the last 3 bytes; classes of the last 3 same-class runs),
-# order-1 APM; ~126 MiB
+# 12 contexts (3 of them character-class patterns), 6 mixers (partial byte; match state;
+# previous byte; contexts seen; classes of the last 3 bytes; classes of the last 3 same-class
+# runs), order-1 APM; ~126 MiB
 _DEFAULT = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, 8, WORD, WORD_BIGRAM, WORD_SKIP,
                                                  CLASS_MASK, CLASS_MASK8, CLASS_RUNS),
-                              ctx_inputs=2, mixer_select=0b11001101,
+                              ctx_inputs=2, mixer_select=0b11001111,
                               apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
                               table_bits=22, history_bits=24, match_bits=20))
 # 22 contexts with 3 inputs each, 7 mixers (all but the RNN-sign one), 16 MiB per context
