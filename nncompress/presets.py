@@ -8,8 +8,8 @@ bench/TUNING.md logs every experiment behind these choices.
 from __future__ import annotations
 
 from .model.params import (CLASS_MASK, CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1, COLUMN,
-                           SPARSE_GAP, SPARSE_SKIP1, WORD, WORD_BIGRAM, WORD_CLASS_RUNS,
-                           WORD_ORDER1, WORD_SKIP, WORD_TRIGRAM, ModelParams)
+                           SPARSE_GAP, SPARSE_SKIP1, WORD, WORD_BIGRAM,
+                           WORD_CLASS_RUNS, WORD_ORDER1, WORD_SKIP, WORD_TRIGRAM, ModelParams)
 
 DEFAULT_LEVEL = 6
 
@@ -36,13 +36,13 @@ _DEFAULT = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, 8, WORD, WORD_BI
                               ctx_inputs=2, mixer_select=0b11001111,
                               apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
                               table_bits=22, history_bits=24, match_bits=20))
-# 22 contexts with 3 inputs each, 7 mixers (all but the RNN-sign one), 16 MiB per context
-# table; ~507 MiB
-_STRONG = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 5, 6, 7, 8, 12, WORD, WORD_BIGRAM,
+# 20 contexts with 3 inputs each, 7 mixers (all but the RNN-sign one), 16 MiB per context
+# table, the mixer boost halved after 128 updates; ~468 MiB
+_STRONG = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 5, 6, 8, WORD, WORD_BIGRAM,
                                                 SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1,
                                                 WORD_TRIGRAM, WORD_SKIP, CLASS_MASK, CLASS_MASK8,
                                                 CLASS_RUNS, CLASS_RUNS_ORDER1, WORD_CLASS_RUNS),
-                             ctx_inputs=3, mixer_select=0b11011111,
+                             mixer_lr_decay=128, ctx_inputs=3, mixer_select=0b11011111,
                              apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
                              table_bits=24, history_bits=24, match_bits=22))
 
