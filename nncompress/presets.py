@@ -18,15 +18,16 @@ DEFAULT_LEVEL = 6
 _COMMON = dict(mixer_lr=2, mixer_lr_boost=32, mixer_lr_decay=256, final_lr=4, state_table=2,
                rnn_lr_micro=300000, rnn_bptt=8)
 
-# 7 contexts (2 character-class patterns), one input each, 3 mixers (partial byte; contexts-seen
-# count; class runs); ~28 MiB
+# 7 contexts (2 character-class patterns), one input each, 4 mixers (partial byte; contexts-seen
+# count; classes of the last 3 bytes; classes of the last 3 same-class runs); ~34 MiB
 _FAST = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, WORD, CLASS_MASK8, CLASS_RUNS),
-                           ctx_inputs=1, mixer_select=0b10001001,
+                           ctx_inputs=1, mixer_select=0b11001001,
                            rnn_hidden=8, table_bits=20, history_bits=22, match_bits=18))
-# 9 contexts, + deterministic-history input, 4 mixers (+ previous byte); ~56 MiB
-_MEDIUM = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, WORD, WORD_SKIP, CLASS_MASK8,
-                                                CLASS_RUNS),
-                             ctx_inputs=2, mixer_select=0b10001101,
+# 10 contexts (3 character-class patterns), + deterministic-history input, 6 mixers (+ match
+# state, previous byte: the level-6 set); ~72 MiB
+_MEDIUM = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, WORD, WORD_SKIP, CLASS_MASK,
+                                                CLASS_MASK8, CLASS_RUNS),
+                             ctx_inputs=2, mixer_select=0b11001111,
                              rnn_hidden=8, table_bits=21, history_bits=23, match_bits=19))
 # 12 contexts (3 of them character-class patterns), 6 mixers (partial byte; match state;
 # previous byte; contexts seen; classes of the last 3 bytes; classes of the last 3 same-class
