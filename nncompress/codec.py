@@ -15,7 +15,7 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .format import NNCError
-from .model import kernels
+from .model.kernels import SEL_ROWS
 from .model.params import ModelParams
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .presets import DEFAULT_LEVEL, params_for_level
@@ -26,7 +26,7 @@ ENCODE_CHUNK = 1 << 16
 Progress = Optional[Callable[[int], None]]
 
 # The most memory a stream's model may need (like xz's dictionary limit).  The presets need at
-# most ~300 MiB; the parameter ranges alone would allow ~27 GiB, and a header (checksum-correct,
+# most ~470 MiB; the parameter ranges alone would allow ~27 GiB, and a header (checksum-correct,
 # hostile) asking for GiBs makes even a 300-byte archive take GiBs of resident memory: numpy
 # backs large tables with huge pages, so each hashed touch commits 2 MiB.  The encoder enforces
 # the same bound, so it never writes an archive the decoder would refuse.
@@ -42,7 +42,7 @@ def model_memory(params: ModelParams) -> int:
     apms = ((1 << 16) + (256 << (8 * params.apm1_order))) * 33 * 4
     rnn = (3 * 256 * nh + 3 * nh * nh) * 8
     ninputs = len(params.contexts) * params.ctx_inputs + 4
-    mixers = sum(kernels.SEL_ROWS[kind] for kind in params.selectors) * ninputs * 4
+    mixers = sum(SEL_ROWS[k] for k in params.selectors) * (ninputs + 1) * 4  # weights + counts
     return tables + history + match + apms + rnn + mixers
 
 

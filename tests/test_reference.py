@@ -110,23 +110,28 @@ def test_twin_matches_kernels_with_slot_eviction(sample_text):
 
 
 EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP,
-                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP)
+                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51)
 
 
 @pytest.mark.parametrize("params", [
-    # everything on: all context kinds, 3 inputs each, all six mixers (the match mixer through
+    # everything on: all context kinds, 3 inputs each, all eight mixers (the match mixer through
     # mixer_sets=2), another state table, a short BPTT block, a fast APM; sm_limit=4 drives
     # bit-history probabilities into the clamp at 0
-    ModelParams(contexts=EVERY_CONTEXT, ctx_inputs=3, mixer_select=0b111111, mixer_sets=2,
+    ModelParams(contexts=EVERY_CONTEXT, ctx_inputs=3, mixer_select=0b11111111, mixer_sets=2,
                 state_table=4, rnn_hidden=5, rnn_bptt=3, rnn_lr_micro=900000, apm_rate=3,
                 apm1_order=1, apm1_weight=3, apm2_weight=9, sm_limit=4, match_min=4,
                 mixer_lr_boost=3, mixer_lr_decay=7, final_lr=11, **SMALL),
     # everything off: one context, no match model, no recurrent layer, a single mixer
     ModelParams(contexts=(2,), match_min=0, rnn_hidden=0, mixer_select=1, apm1_weight=0,
                 apm2_weight=16, state_table=1, **SMALL),
+    # indirect contexts, the match-byte and hashed-order-2 mixers, a small second APM
+    ModelParams(contexts=(1, 2, 40, 41, 42, 44, 46, 49, 50, 51, WORD), ctx_inputs=2, mixer_select=0b11000101,
+                apm1_order=1, **SMALL),
+    # character-class contexts and both class selectors
+    ModelParams(contexts=(1, 3, 46, 49, WORD), mixer_select=0b11000011, **SMALL),
     # the defaults of ModelParams (1 mixer + the match-state mixer)
     ModelParams(mixer_sets=2, **SMALL),
-], ids=["everything", "minimal", "defaults"])
+], ids=["everything", "minimal", "indirect", "classes", "defaults"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     assert seen["lowest_probability"] >= 0

@@ -182,7 +182,10 @@ def test_only_verified_blocks_are_released(archive):
         pos += frame.payload_len
     assert len(payloads) >= 3
     at, length = payloads[2]
-    blob[at + length // 2] ^= 0xFF  # damage the third block
+    # damage the third block at its first payload byte: a well-predicted block can be a few bytes
+    # long, and the range coder's final flush bytes are slack (flipping them still decodes to the
+    # right data, which the checksum then confirms)
+    blob[at] ^= 0xFF
     decoder = StreamDecoder()
     released = bytearray()
     with pytest.raises(NNCError):

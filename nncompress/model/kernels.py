@@ -53,7 +53,9 @@ SEL_C1 = 2  # previous byte x partial byte
 SEL_SEEN = 3  # how many contexts have seen this node x node
 SEL_RNN = 4  # sign pattern of four recurrent units x partial byte
 SEL_C2 = 5  # byte two back x partial byte
-SEL_ROWS = (256, 96, 65536, 800, 4096, 65536)
+SEL_CLS = 6  # character classes of the last three bytes x partial byte
+SEL_RUNS = 7  # classes of the last three same-class runs x partial byte
+SEL_ROWS = (256, 96, 65536, 1056, 4096, 65536, 1 << 17, 1 << 17)  # SEL_SEEN: (32 + 1) x 32
 MAX_SEL = 8
 WEIGHT_LIMIT = 1 << 22
 
@@ -74,7 +76,9 @@ R_PREV_LINE_START = 12  # position of the start of the previous line
 R_WORD_PREFIX = 13  # byte before the current word began
 R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN > 0)
 R_WORD2 = 15  # hash of the word before the previous one
-REGISTER_SIZE = 16
+R_CLASSES = 16  # character classes of the last eight bytes, 3 bits each, most recent lowest
+R_CLASS_RUNS = 17  # the class of each of the last ten runs of same-class bytes, 3 bits each
+REGISTER_SIZE = 18
 
 MASK32 = 0xFFFFFFFF
 
@@ -158,7 +162,7 @@ def claim_slot(table, h, priority):
 
 
 @njit(cache=True)
-def byte_context_hashes(cfg, reg, hist, ctx_hash):
+def byte_context_hashes(cfg, reg, hist, ctx_hash, ind):
     """Hash of each context for the byte about to be coded."""
     nctx = cfg[C_NCTX]
     c4 = reg[R_C4]
@@ -195,8 +199,24 @@ def byte_context_hashes(cfg, reg, hist, ctx_hash):
             h = hash2(hash2(37, reg[R_WORD]), reg[R_WORD_PREFIX] | ((c4 & 0xFF) << 8))
         elif kind == 38:
             h = hash2(hash2(hash2(38, reg[R_WORD2]), reg[R_WORD1]), reg[R_WORD])
-        else:  # 39
+        elif kind == 39:
             h = hash2(hash2(39, reg[R_WORD2]), reg[R_WORD])
+        elif kind == 40:  # indirect: previous byte + the two bytes that followed it last
+            h = hash2(hash2(40, c4 & 0xFF), ind[c4 & 0xFF])
+        elif kind == 41:  # indirect: last two bytes + the two bytes that followed them last
+            h = hash2(hash2(41, c4 & 0xFFFF), ind[256 + (c4 & 0xFFFF)])
+        elif kind == 42:  # classes of the last six bytes + previous byte
+            h = hash2(hash2(42, reg[R_CLASSES] & 0x3FFFF), c4 & 0xFF)
+        elif kind == 44:  # current word + classes of the last four bytes
+            h = hash2(hash2(44, reg[R_WORD]), reg[R_CLASSES] & 0xFFF)
+        elif kind == 46:  # classes of the last eight bytes
+            h = hash2(46, reg[R_CLASSES])
+        elif kind == 49:  # classes of the last ten same-class runs
+            h = hash2(49, reg[R_CLASS_RUNS])
+        elif kind == 50:  # classes of the last six same-class runs + previous byte
+            h = hash2(hash2(50, reg[R_CLASS_RUNS] & 0x3FFFF), c4 & 0xFF)
+        else:  # 51 current word + classes of the last four runs
+            h = hash2(hash2(51, reg[R_CLASS_RUNS] & 0xFFF), reg[R_WORD])
         ctx_hash[i] = h
 
 
@@ -390,8 +410,12 @@ def predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mixn, fmixw, o0_p, msm_p
                 row = (seen << 5) | (nibble << 4) | j
             elif kind == SEL_RNN:
                 row = (rnn_pat << 8) | c0
-            else:
+            elif kind == SEL_C2:
                 row = (c2 << 8) | c0
+            elif kind == SEL_CLS:
+                row = ((reg[R_CLASSES] & 0x1FF) << 8) | c0
+            else:
+                row = ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0
             row += cfg[C_SEL_BASE + m]
             node_row[j, m] = row
             dot = 0
@@ -506,6 +530,25 @@ def learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o
         j = 2 * j + bit
 
 
+@njit(cache=True, inline="always")
+def byte_class(c):
+    if c == 32:
+        return 0
+    if c < 32:
+        return 1
+    if 97 <= c <= 122:
+        return 2
+    if 65 <= c <= 90:
+        return 3
+    if 48 <= c <= 57:
+        return 4
+    if c == 46 or c == 44 or c == 33 or c == 63 or c == 59 or c == 58:
+        return 5
+    if c < 128:
+        return 6
+    return 7
+
+
 @njit(cache=True)
 def learn_byte(cfg, reg, hist, match_table, byte):
     """Byte-level state: history, order registers, words, lines, match model."""
@@ -556,6 +599,10 @@ def learn_byte(cfg, reg, hist, match_table, byte):
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
+    cls = byte_class(byte)
+    if (reg[R_CLASSES] & 7) != cls or pos == 1:
+        reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF
+    reg[R_CLASSES] = ((reg[R_CLASSES] << 3) | cls) & 0xFFFFFF
     if byte == 10:
         reg[R_PREV_LINE_START] = reg[R_LINE_START]
         reg[R_LINE_START] = pos
@@ -610,6 +657,7 @@ STATE_FIELDS = (
     ("node_apm", "int64", 2),
     ("node_p", "int32", 1),
     ("node_z", "float64", 1),
+    ("ind", "int64", 1),
 )
 DTYPE_GROUPS = ("uint8", "int32", "int64", "float64")
 
@@ -671,6 +719,7 @@ def unpack(packed):
         _view2(i64, lay, 38),  # node_apm
         _view1(i32, lay, 39),  # node_p
         _view1(f64, lay, 40),  # node_z
+        _view1(i64, lay, 41),  # ind
     )
 
 
@@ -692,7 +741,7 @@ def step_state(st, value, out):
     (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
      squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
-     node_sp, node_pmix, node_apm, node_p, node_z) = st
+     node_sp, node_pmix, node_apm, node_p, node_z, ind) = st
     if value >= 0:
         learn_nibble(cfg, reg, tables, slots, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p,
                      msm_n, apm1, apm2, rnn_v, rnn_b, rnn_s, rnn_g, rnn_lr[0], next_state, recip,
@@ -702,6 +751,10 @@ def step_state(st, value, out):
             reg[R_NIBBLE] = 1
         else:
             byte = (reg[R_HI] << 4) | value
+            # indirect contexts: what followed the previous byte / the last two bytes
+            c4 = reg[R_C4]
+            ind[c4 & 0xFF] = ((ind[c4 & 0xFF] << 8) | byte) & 0xFFFF
+            ind[256 + (c4 & 0xFFFF)] = ((ind[256 + (c4 & 0xFFFF)] << 8) | byte) & 0xFFFF
             learn_byte(cfg, reg, hist, match_table, byte)
             if cfg[C_RNN_H] > 0:
                 if reg[R_RNN_T] >= cfg[C_RNN_BPTT]:
@@ -709,9 +762,9 @@ def step_state(st, value, out):
                 rnn_forward(cfg, reg, rnn_u, rnn_w, rnn_s, rnn_x, sig, byte)
             reg[R_NIBBLE] = 0
             reg[R_HI] = 0
-            byte_context_hashes(cfg, reg, hist, ctx_hash)
+            byte_context_hashes(cfg, reg, hist, ctx_hash, ind)
     else:
-        byte_context_hashes(cfg, reg, hist, ctx_hash)
+        byte_context_hashes(cfg, reg, hist, ctx_hash, ind)
     claim_nibble_slots(cfg, reg, tables, ctx_hash, slots, priority)
     predict_nibble(cfg, reg, tables, slots, sm_p, mixw, mixn, fmixw, o0_p, msm_p, apm1, apm2,
                    rnn_v, rnn_b, rnn_s, squash, stretch, state_det, inputs, node_row, node_sx,
@@ -741,7 +794,7 @@ def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch
     (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
      squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
-     node_sp, node_pmix, node_apm, node_p, node_z) = unpack(packed)
+     node_sp, node_pmix, node_apm, node_p, node_z, ind) = unpack(packed)
     (s_inputs, s_node_row, s_node_sx, s_node_sp, s_node_pmix, s_node_apm, s_node_p,
      s_node_z) = scratch
     for k in range(reg.shape[0]):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+# Character classes (kinds 42..51, selectors 6 and 7): 0 space, 1 control, 2 lower case, 3 upper
+# case, 4 digit, 5 .,!?;: 6 other ASCII, 7 bytes >= 128.
 # Context kinds: what a hashed context table is keyed by.  1..16 are byte orders (the previous n
 # bytes); the others are text-aware contexts.  The numbers are part of the format.
 WORD = 32  # the current (partial) word, case-folded; the previous byte between words
@@ -14,13 +16,26 @@ COLUMN = 36  # column in the line + the byte above it in the previous line
 WORD_ORDER1 = 37  # current partial word + previous byte class + the byte before the word
 WORD_TRIGRAM = 38  # two previous words + current partial word
 WORD_SKIP = 39  # the word before the previous one + current partial word
+INDIRECT1 = 40  # previous byte + the two bytes that followed it the last two times
+INDIRECT2 = 41  # last two bytes + the two bytes that followed them the last two times
+CLASS_MASK = 42  # character classes of the last six bytes + previous byte
+WORD_CLASSES = 44  # current partial word + character classes of the last four bytes
+CLASS_MASK8 = 46  # character classes of the last eight bytes
+CLASS_RUNS = 49  # classes of the last ten runs of same-class bytes
+CLASS_RUNS_ORDER1 = 50  # classes of the last six runs of same-class bytes + previous byte
+WORD_CLASS_RUNS = 51  # current partial word + classes of the last four runs
 MAX_ORDER = 16
-KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP}
-MAX_CONTEXTS = 24
+KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {
+    WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP,
+    INDIRECT1, INDIRECT2, CLASS_MASK, WORD_CLASSES, CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1,
+    WORD_CLASS_RUNS}
+MAX_CONTEXTS = 32
 # First-layer mixer weight-set selectors (bit k of ModelParams.mixer_select); with more than one,
 # a final mixer (weights chosen by the partial byte) combines them.
 SELECTORS = ("partial byte", "match length x expected bit", "previous byte x partial byte",
-             "contexts seen x node", "recurrent-state signs x partial byte", "byte 2 back x partial byte")
+             "contexts seen x node", "recurrent-state signs x partial byte", "byte 2 back x partial byte",
+             "classes of the last three bytes x partial byte",
+             "classes of the last three same-class runs x partial byte")
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ class Predictor:
             node_apm=np.zeros((16, 6), dtype=np.int64),
             node_p=np.zeros(16, dtype=np.int32),
             node_z=np.zeros(16, dtype=np.float64),
+            ind=np.zeros(256 + 65536, dtype=np.int64),
         )
         self._packed = self._pack()
         self._out = np.zeros(NIBBLE_ALPHABET, dtype=np.float64)

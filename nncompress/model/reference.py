@@ -41,9 +41,11 @@ RECIPROCAL = detmath.RECIPROCAL.tolist()  # 65536 / (n + 1.5)
 WEIGHT_LIMIT = 1 << 22
 
 # First-layer mixer selectors (ModelParams.selectors) and how many weight rows each has.
-SELECT_PARTIAL_BYTE, SELECT_MATCH, SELECT_PREV_BYTE, SELECT_SEEN, SELECT_RNN, SELECT_BYTE2 = range(6)
+(SELECT_PARTIAL_BYTE, SELECT_MATCH, SELECT_PREV_BYTE, SELECT_SEEN, SELECT_RNN, SELECT_BYTE2,
+ SELECT_CLASSES, SELECT_CLASS_RUNS) = range(8)
 SELECTOR_ROWS = {SELECT_PARTIAL_BYTE: 256, SELECT_MATCH: 96, SELECT_PREV_BYTE: 65536,
-                 SELECT_SEEN: 800, SELECT_RNN: 4096, SELECT_BYTE2: 65536}
+                 SELECT_SEEN: 1056, SELECT_RNN: 4096, SELECT_BYTE2: 65536,
+                 SELECT_CLASSES: 1 << 17, SELECT_CLASS_RUNS: 1 << 17}
 
 
 def _int32(v: int) -> int:
@@ -90,6 +92,23 @@ def partial_byte(low_half: bool, hi: int, j: int) -> int:
 
 # ---- byte-level state ---------------------------------------------------------------------------
 
+def byte_class(c: int) -> int:
+    """0 space, 1 control, 2 lower case, 3 upper case, 4 digit, 5 .,!?;: 6 other ASCII, 7 >= 128."""
+    if c == 32:
+        return 0
+    if c < 32:
+        return 1
+    if 97 <= c <= 122:
+        return 2
+    if 65 <= c <= 90:
+        return 3
+    if 48 <= c <= 57:
+        return 4
+    if c in b".,!?;:":
+        return 5
+    return 6 if c < 128 else 7
+
+
 def _is_word_byte(c: int) -> bool:
     return 97 <= c <= 122 or c >= 128
 
@@ -110,6 +129,11 @@ class ByteHistory:
         self.column = 0  # bytes since the last newline
         self.line_start = 0
         self.prev_line_start = 0
+        # indirect contexts: the last two bytes that followed each byte / each pair of bytes
+        self.followers1 = [0] * 256
+        self.followers2 = [0] * 65536
+        self.classes = 0  # byte_class of the last eight bytes, 3 bits each, most recent lowest
+        self.class_runs = 0  # the class of each of the last ten runs of same-class bytes
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -119,6 +143,9 @@ class ByteHistory:
         return self.at(self.pos - n) if self.pos - n >= 0 else 0
 
     def append(self, byte: int) -> None:
+        c1, c21 = self.last4 & 0xFF, self.last4 & 0xFFFF
+        self.followers1[c1] = ((self.followers1[c1] << 8) | byte) & 0xFFFF
+        self.followers2[c21] = ((self.followers2[c21] << 8) | byte) & 0xFFFF
         self.buffer[self.pos & self.mask] = byte
         self.before4 = ((self.before4 << 8) | (self.last4 >> 24)) & MASK32
         self.last4 = ((self.last4 << 8) | byte) & MASK32
@@ -131,6 +158,10 @@ class ByteHistory:
             self.word = hash32(self.word + 1, c)
         elif self.word != 0:
             self.word2, self.word1, self.word = self.word1, self.word, 0
+        cls = byte_class(byte)
+        if (self.classes & 7) != cls or self.pos == 1:
+            self.class_runs = ((self.class_runs << 3) | cls) & 0x3FFFFFFF
+        self.classes = ((self.classes << 3) | cls) & 0xFFFFFF
         if byte == 10:
             self.prev_line_start, self.line_start, self.column = self.line_start, self.pos, 0
         else:
@@ -168,6 +199,23 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(hash32(38, h.word2), h.word1), h.word)
     if kind == 39:  # WORD_SKIP
         return hash32(hash32(39, h.word2), h.word)
+    if kind == 40:  # INDIRECT1
+        return hash32(hash32(40, c1), h.followers1[c1])
+    if kind == 41:  # INDIRECT2
+        c21 = h.last4 & 0xFFFF
+        return hash32(hash32(41, c21), h.followers2[c21])
+    if kind == 42:  # CLASS_MASK
+        return hash32(hash32(42, h.classes & 0x3FFFF), c1)
+    if kind == 44:  # WORD_CLASSES
+        return hash32(hash32(44, h.word), h.classes & 0xFFF)
+    if kind == 46:  # CLASS_MASK8
+        return hash32(46, h.classes)
+    if kind == 49:  # CLASS_RUNS
+        return hash32(49, h.class_runs)
+    if kind == 50:  # CLASS_RUNS_ORDER1
+        return hash32(hash32(50, h.class_runs & 0x3FFFF), c1)
+    if kind == 51:  # WORD_CLASS_RUNS
+        return hash32(hash32(51, h.class_runs & 0xFFF), h.word)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -592,7 +640,11 @@ class ReferencePredictor:
         if kind == SELECT_RNN:
             return (pattern << 8) | c0
         c2 = (self.history.last4 >> 8) & 0xFF
-        return (c2 << 8) | c0
+        if kind == SELECT_BYTE2:
+            return (c2 << 8) | c0
+        if kind == SELECT_CLASSES:
+            return ((self.history.classes & 0x1FF) << 8) | c0
+        return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
         p = self.params
