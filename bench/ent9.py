@@ -1,5 +1,5 @@
 """ent.py with a preset as the base: ent9.py LEVEL FILES "{'overrides':..}" TAG"""
-import ast, dataclasses, os, subprocess, sys
+import ast, dataclasses, os, sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from nncompress.presets import params_for_level
 base = dataclasses.asdict(params_for_level(int(sys.argv[1])))
