@@ -733,11 +733,7 @@ def step(packed, value, out):
 
 @njit(cache=True)
 def step_state(st, value, out):
-    """Learn the nibble just coded (value >= 0), then predict the next nibble into out[16].
-
-    value < 0 starts the stream: nothing has been coded yet, only predict.
-    `st` is the state tuple built by `Predictor` (see STATE_FIELDS there for the order).
-    """
+    """`step` on the unpacked state tuple (field order: STATE_FIELDS)."""
     (cfg, reg, tables, slots, ctx_hash, sm_p, sm_n, mixw, mixn, fmixw, o0_p, o0_n, msm_p, msm_n,
      apm1, apm2, hist, match_table, rnn_u, rnn_w, rnn_v, rnn_b, rnn_s, rnn_x, rnn_g, rnn_lr,
      squash, stretch, sig, recip, next_state, priority, state_det, inputs, node_row, node_sx,
