@@ -9,16 +9,11 @@ constriction's range coder.  The API mirrors the standard library's lzma module:
 """
 
 import importlib
-from importlib import metadata as _metadata
-
-try:
-    __version__ = _metadata.version("nncompress")
-except _metadata.PackageNotFoundError:  # a source tree on sys.path that was never installed
-    __version__ = "0+unknown"
 
 # The public names are imported on first use (PEP 562): importing the package, or a light
 # submodule such as the benchmark worker or the corpus catalog, must not load numba and the
-# kernels (hundreds of milliseconds and ~100 MiB of resident memory).
+# kernels (hundreds of milliseconds and ~100 MiB of resident memory), nor importlib.metadata
+# (several MiB, which would show in the benchmark worker's peak memory).
 _LAZY = {
     "compress": "api", "decompress": "api", "open": "api", "NNCompressor": "api",
     "NNDecompressor": "api", "NNCFile": "api", "NNCError": "api",
@@ -28,14 +23,25 @@ __all__ = ["compress", "decompress", "open", "NNCompressor", "NNDecompressor", "
            "NNCError", "FORMAT_VERSION", "DEFAULT_LEVEL"]
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("nncompress")
+    except metadata.PackageNotFoundError:  # a source tree on sys.path that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
+    if name == "__version__":
+        value = _version()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})

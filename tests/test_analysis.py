@@ -53,7 +53,7 @@ def test_code_lengths_match_real_archive_on_sample_text(sample_text, level):
 def test_code_lengths_follow_block_boundaries(sample_text):
     data = sample_text[:5000]
     params = params_for_level(1)
-    costs, size = analysis._model_pass(data, params=params, block_size=1500)
+    costs, size = analysis.model_pass(data, params=params, block_size=1500)
     assert size == len(nncompress.compress(data, params=params, block_size=1500))
     # The model's state carries over blocks, so the costs do not depend on block size.
     assert np.allclose(costs, analysis.code_lengths(data, params=params))
@@ -172,7 +172,7 @@ def test_html_escapes_markup_and_bytes(nasty_page):
     total = costs[start : start + 4].sum()
     m = re.search(r'<i class="?(c\d)"? title="([^"]*)">😀</i>', text)
     assert m and m.group(2).startswith(f"{total:.2f} bits")
-    assert m.group(1) == f"c{analysis._bin(total)}"
+    assert m.group(1) == f"c{analysis.cost_bin(total)}"
     assert "top-5: " in m.group(2)
 
 
@@ -242,3 +242,21 @@ def test_cli_corpus_set_name(corpora, tmp_path, monkeypatch):
     report = json.loads(js.read_text())
     assert [r["name"] for r in report["files"]] == ["grammar.lsp"]
     assert report["sets"][0]["name"] == "grammar.lsp"
+
+
+def test_plot_without_matplotlib_fails_before_the_work(tmp_path, monkeypatch, capsys):
+    """`--plot` with matplotlib missing: a clear message at once, no analysis, no other output."""
+    import sys
+
+    from nncompress.analysis import command
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    monkeypatch.setattr(command, "analyze_paths", lambda *a, **k: pytest.fail("analysed before refusing"))
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello hello hello\n")
+    js, page = tmp_path / "out.json", tmp_path / "out.html"
+    assert analysis.main([str(src), "--plot", str(tmp_path / "p.png"), "--html", str(page),
+                          "--json", str(js), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "--plot" in err and "matplotlib is not installed" in err and "Traceback" not in err
+    assert not js.exists() and not page.exists()

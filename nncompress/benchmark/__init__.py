@@ -10,7 +10,7 @@ SET is a corpus set of the shipped catalog (canterbury, calgary, enwik8_1M, larg
 its files found and SHA-256-checked by :mod:`nncompress.corpora`.
 
 Rooms: :mod:`.targets` (the files and groups of a run), :mod:`.worker` (one timed operation in a
-fresh interpreter, ``python -m nncompress.benchmark.worker``), :mod:`.measure` (spawning workers,
+fresh interpreter, ``python -m nncompress.benchmark.worker``), :mod:`.measurement` (spawning workers,
 peak memory, the row cache, the machine description), :mod:`.report` (totals, tables, JSON),
 :mod:`.plot` (the chart), :mod:`.command` (the command line).  The compressors themselves are
 :mod:`nncompress.comparators`, shared with `analyze` and `demo`.
@@ -32,24 +32,41 @@ Method (also written into every report):
 * Peak memory is the peak resident set size (ru_maxrss) of the worker process, read with
   ``os.wait4`` - the per-child form of ``getrusage(RUSAGE_CHILDREN)``, which on Linux includes the
   worker's own children (external compressors) - by a bare launcher process that starts the
-  worker (see ``measure._LAUNCHER``: on Linux ru_maxrss counts the pre-exec address space, so the worker is
+  worker (see ``measurement._LAUNCHER``: on Linux ru_maxrss counts the pre-exec address space, so the worker is
   not forked from this large process).  It is the whole process: the interpreter and
   imported modules count (a bare worker is about 10 MiB; numpy + numba about 100 MiB).  tracemalloc
   would miss numpy buffers and numba's allocations.
 """
 
-from ..comparators import (ALIASES, ALL_KEYS, Comparator, nncompress_comparator, parse_levels,
-                           python_codec, select_comparators)
-from .command import build_parser, main
-from .measure import (DEFAULT_TIMEOUT, cache_key, cpu_model, load_cache, measure, run, save_cache,
-                      system_info)
-from .report import (FILE_COLUMNS, METHOD, TOTAL_COLUMNS, Report, aggregate, format_markdown,
-                     format_text, report_from_json, write_outputs)
-from .targets import BenchFile, bench_files, file_info
-from .worker import DEFAULT_MIN_TIME, MAX_REPS
+import importlib
 
-__all__ = ["ALIASES", "ALL_KEYS", "Comparator", "nncompress_comparator", "parse_levels", "python_codec",
-           "select_comparators", "build_parser", "main", "DEFAULT_TIMEOUT", "cache_key", "cpu_model",
-           "load_cache", "measure", "run", "save_cache", "system_info", "FILE_COLUMNS", "METHOD",
-           "TOTAL_COLUMNS", "Report", "aggregate", "format_markdown", "format_text", "report_from_json",
-           "write_outputs", "BenchFile", "bench_files", "file_info", "DEFAULT_MIN_TIME", "MAX_REPS"]
+# Names are imported from their rooms on first use (PEP 562), so that starting the worker
+# (`python -m nncompress.benchmark.worker`, which imports this package first) loads nothing but
+# the worker and its codec: every MiB imported here would show in each comparator's peak memory.
+_ROOMS = {
+    "comparators": ["ALIASES", "ALL_KEYS", "Comparator", "nncompress_comparator", "parse_levels",
+                    "python_codec", "select_comparators"],
+    "command": ["build_parser", "main"],
+    "measurement": ["DEFAULT_TIMEOUT", "cache_key", "cpu_model", "load_cache", "measure", "run", "save_cache",
+                "system_info"],
+    "report": ["FILE_COLUMNS", "METHOD", "TOTAL_COLUMNS", "Report", "aggregate", "format_markdown",
+               "format_text", "report_from_json", "write_outputs"],
+    "targets": ["BenchFile", "bench_files", "file_info"],
+    "worker": ["DEFAULT_MIN_TIME", "MAX_REPS"],
+}
+_WHERE = {name: room for room, names in _ROOMS.items() for name in names}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    room = _WHERE.get(name)
+    if room is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    package = __name__.rpartition(".")[0] if room == "comparators" else __name__
+    value = getattr(importlib.import_module(f"{package}.{room}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

@@ -8,7 +8,7 @@ import sys
 from .. import corpora
 from ..comparators import ALL_KEYS, nncompress_comparator, parse_levels, select_comparators
 from ..plotting import PlotUnavailable, require_matplotlib
-from .measure import DEFAULT_TIMEOUT, run, system_info
+from .measurement import DEFAULT_TIMEOUT, run, system_info
 from .report import METHOD, files_label, format_text, write_outputs
 from .targets import bench_files
 from .worker import DEFAULT_MIN_TIME
