@@ -154,13 +154,7 @@ def test_targets_sets_and_errors(corpora, capsys):
 
 
 def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
-    import importlib.util
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parent.parent / "bench" / "run_bench.py"
-    spec = importlib.util.spec_from_file_location("run_bench", script)
-    run_bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_bench)
+    run_bench = _bench_script("run_bench")
     out, cache = tmp_path / "out", tmp_path / "comparators.json"
     common = ["--files", "grammar.lsp,xargs.1", "--corpora", str(corpora), "--levels", "none",
               "--min-time", "0", "--out", str(out), "-q"]
@@ -170,6 +164,10 @@ def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
                                     "--provisional", "test"]) == 0
     report = json.loads((out / "results.json").read_text())
     assert [r["cached"] for r in report["results"]] == [True, False, True, False]
+    # no path of this machine in the results: files by catalog name, the cache as given
+    assert [f["path"] for f in report["files"]] == ["grammar.lsp", "xargs.1"]
+    report["meta"].pop("command")  # the command line is recorded as typed (here with --corpora)
+    assert str(corpora) not in json.dumps(report)
     md = (out / "RESULTS.md").read_text()
     assert "PROVISIONAL" in md and "2 comparator rows" in md and "Command: `python bench/run_bench.py" in md
     assert run_bench.main(["--render-only", "--out", str(out)]) == 0
@@ -214,3 +212,35 @@ def test_every_public_name_resolves():
     for name in benchmark.__all__:
         assert getattr(benchmark, name) is not None, name
     assert callable(benchmark.measure) and callable(benchmark.run) and callable(benchmark.main)
+
+
+def _bench_script(name):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
+    from nncompress.analysis import code_lengths
+    from nncompress.presets import params_for_level
+
+    tune = _bench_script("tune")
+    src = tmp_path / "sample.txt"
+    src.write_bytes(sample_text[:3000])
+    assert tune.main(["--level", "1", f"{src}:1200", "--variant", "", "--variant", "mixer_lr=3"]) == 0
+    table = capsys.readouterr().out.split("| variant |")[1].splitlines()
+    assert table[0].strip() == "sample.txt:1200 | KB/s | MiB |"
+    expected = {"base": params_for_level(1), "mixer_lr=3": tune.make_params(1, "mixer_lr=3")}
+    assert expected["mixer_lr=3"].mixer_lr == 3 != expected["base"].mixer_lr
+    for line in table[2:]:
+        tag, bpc = [c.strip() for c in line.strip("|").split("|")][:2]
+        bits = code_lengths(sample_text[:1200], params=expected[tag])
+        assert float(bpc) == pytest.approx(bits.sum() / 1200, abs=1e-4)
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        tune.parse_overrides("no_such_field=1")
+    assert tune.main([str(tmp_path / "missing.txt")]) == 1
