@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from nncompress import benchmark, corpora
+from nncompress.plotting import PlotUnavailable, require_matplotlib
 from nncompress.presets import DEFAULT_LEVEL
 
 HERE = Path(__file__).resolve().parent
@@ -154,6 +155,10 @@ def render_only(args) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    try:  # results.png is always drawn: refuse before hours of measuring, not after
+        require_matplotlib()
+    except PlotUnavailable as exc:
+        raise SystemExit(f"run_bench: {exc}")
     if args.render_only:
         return render_only(args)
     plan, groups, comparators = plan_for(args)

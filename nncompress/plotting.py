@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 MISSING = ("matplotlib is not installed, so no plot can be drawn: install it "
            "(pip install matplotlib, or pip install 'nncompress[bench]') or leave out --plot")
 
@@ -13,7 +15,7 @@ class PlotUnavailable(RuntimeError):
 def require_matplotlib() -> None:
     """Raise PlotUnavailable now if a plot could not be drawn later."""
     try:
-        import matplotlib  # noqa: F401  (only whether it imports)
+        importlib.import_module("matplotlib")
     except ImportError:
         raise PlotUnavailable(MISSING) from None
 
