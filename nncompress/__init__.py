@@ -8,10 +8,27 @@ constriction's range coder.  The API mirrors the standard library's lzma module:
     assert nncompress.decompress(blob) == data
 """
 
-from .api import NNCError, NNCFile, NNCompressor, NNDecompressor, compress, decompress, open
+from .errors import NNCError
 from .format import FORMAT_VERSION
 from .presets import DEFAULT_LEVEL
 
 __version__ = "0.1.0"
 __all__ = ["compress", "decompress", "open", "NNCompressor", "NNDecompressor", "NNCFile",
            "NNCError", "FORMAT_VERSION", "DEFAULT_LEVEL"]
+
+# The API pulls in numba and the model kernels (about half a second): it is imported on first
+# use, so `nncompress --help` and `--version` answer without it.
+_API_NAMES = frozenset({"compress", "decompress", "open", "NNCompressor", "NNDecompressor",
+                        "NNCFile"})
+
+
+def __getattr__(name):
+    if name in _API_NAMES:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _API_NAMES)
