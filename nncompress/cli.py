@@ -46,7 +46,10 @@ SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 STDIN_NAME, STDOUT_NAME = "(stdin)", "(stdout)"
 
 
-class Interrupted(Exception):
+class Interrupted(BaseException):
+    """SIGTERM/SIGHUP as an exception.  A BaseException, like KeyboardInterrupt, so that no
+    library's `except Exception` swallows it."""
+
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
@@ -277,6 +280,13 @@ def kernels_cached() -> bool:
     return False
 
 
+def NNCompressor(level: int, progress=None):  # noqa: N802  (a seam tests replace, named as the API's)
+    """api.NNCompressor, imported on first use."""
+    from .api import NNCompressor as compressor
+
+    return compressor(level, progress=progress)
+
+
 class _Counting:
     """A reader that counts what passed through it."""
 
@@ -337,6 +347,10 @@ class Runner:
 
     # -- the work --
     def run(self) -> int:
+        # load the library (numba, kernels) before any output file exists: an interruption
+        # during the import then leaves nothing to clean up
+        from . import api  # noqa: F401
+
         files = self.args.files or ["-"]
         if self.args.output and len(files) > 1:
             self.error("-o", "only one input file may be given with --output")
@@ -529,7 +543,7 @@ class Runner:
                 pass  # only root may give a file away
             os.utime(temp, ns=(info.st_atime_ns, info.st_mtime_ns))
 
-    def transform(self, source, sink, info, name: str, output_name: str):
+    def transform(self, source, sink, info, name: str, output_name: str = STDOUT_NAME):
         """Stream source to sink (None: discard); returns (bytes read, bytes written)."""
         from . import api
 
@@ -548,7 +562,7 @@ class Runner:
         if self.mode == "compress":
             total = info.st_size if info is not None else None
             with self.progress(total, os.path.basename(name)) as update:
-                compressor = api.NNCompressor(self.level, progress=update)
+                compressor = NNCompressor(self.level, progress=update)
                 while chunk := counted.read(READ_CHUNK):
                     out = compressor.compress(chunk)
                     written += len(out)
