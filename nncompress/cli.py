@@ -22,11 +22,9 @@ The command line talks to the library only through nncompress.api, imported on f
 from __future__ import annotations
 
 import argparse
-import ctypes
 import errno
 import json
 import os
-import re
 import signal
 import stat
 import sys
@@ -35,6 +33,8 @@ import time
 from contextlib import contextmanager
 
 from . import FORMAT_VERSION, NNCError, __version__
+from .outputs import (_is_special, copy_metadata, descriptor_of, place_no_clobber,  # noqa: F401
+                      write_all)
 from .presets import DEFAULT_LEVEL
 
 SUFFIX = ".nnc"
@@ -101,109 +101,6 @@ def _guard_closed_stdio() -> None:
             if new != fd:
                 os.dup2(new, fd)
                 os.close(new)
-
-
-def write_all(sink, data) -> None:
-    """sink.write(data), insisting on every byte.
-
-    A buffered writer may accept part of a large write and report the short count instead of the
-    error (a pipe whose reader went away does this); writing the rest surfaces the error."""
-    view = memoryview(data)
-    while view:
-        count = sink.write(view)
-        if not count:
-            raise OSError(errno.EIO, "write made no progress")
-        view = view[count:]
-
-
-def _is_special(path: str) -> bool:
-    """An existing output that is (or links to) a device, pipe or socket: written in place."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-_FD_PATH = re.compile(r"/proc/(self|\d+)/fd/(\d+)")
-
-
-def descriptor_of(path: str) -> int | None:
-    """The descriptor of this process that `path` names (/dev/stdout, /dev/fd/N,
-    /proc/self/fd/N, or a symlink to one of them), else None.
-
-    Those are magic links: following them reaches whatever the descriptor is (a file that
-    standard output was redirected to looks like a regular file), so they must be written
-    through, never replaced with a new file."""
-    for _ in range(40):
-        parent, base = os.path.split(os.path.abspath(path))
-        full = os.path.join(os.path.realpath(parent), base)
-        match = _FD_PATH.fullmatch(full)
-        if match and match.group(1) in ("self", str(os.getpid())):
-            return int(match.group(2))
-        if not os.path.islink(full):
-            return None
-        path = os.path.join(parent, os.readlink(full))
-    return None
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-# -- placing a finished output under its name without clobbering -----------------------------
-
-_RENAME_NOREPLACE = 1
-
-
-def _renameat2_noreplace(source: str, destination: str) -> bool:
-    """Linux renameat2(RENAME_NOREPLACE): True if done, False if unavailable here; raises
-    FileExistsError when the destination exists."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd = -100
-    result = renameat2(at_fdcwd, os.fsencode(source), at_fdcwd, os.fsencode(destination),
-                       _RENAME_NOREPLACE)
-    if result == 0:
-        return True
-    error = ctypes.get_errno()
-    if error == errno.EEXIST:
-        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), destination)
-    if error in (errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP):
-        return False  # the filesystem (or the kernel) does not support the flag
-    raise OSError(error, os.strerror(error), destination)
-
-
-def place_no_clobber(temp: str, destination: str) -> None:
-    """Give the finished file `temp` the name `destination`, failing if that exists.
-
-    A hard link is atomic and portable; filesystems without hard links (vfat, exFAT, many
-    SMB/FUSE mounts) refuse it, so fall back to renameat2(RENAME_NOREPLACE), and where that is
-    missing too, claim the name with an exclusive create and rename over that placeholder
-    (no other writer can take the name in between; a crash in that instant leaves an empty file)."""
-    try:
-        os.link(temp, destination)
-    except FileExistsError:
-        raise
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
-                             errno.ENOSYS, errno.EXDEV, errno.EACCES):
-            raise
-    else:
-        os.unlink(temp)
-        return
-    if _renameat2_noreplace(temp, destination):
-        return
-    placeholder = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(placeholder)
-    os.replace(temp, destination)
 
 
 # -- arguments ----------------------------------------------------------------------------
@@ -372,9 +269,8 @@ class Runner:
             except BrokenPipeError:
                 raise
             except MemoryError:
-                self.error(shown, f"not enough memory (level {self.level} needs more; "
-                                  "try a lower level)" if self.mode == "compress"
-                           else "not enough memory")
+                self.error(shown, f"not enough memory for level {self.level} (try a lower "
+                                  "level)" if self.mode == "compress" else "not enough memory")
             except OSError as exc:
                 self.error(shown, exc.strerror or str(exc))
         return self.status
@@ -507,7 +403,7 @@ class Runner:
                     os.fsync(sink.fileno())
                 except OSError as exc:
                     raise OutputError(destination, exc) from None
-            self.copy_metadata(temp, info)
+            copy_metadata(temp, info, keep_time_and_owner=not self.args.no_name)
             try:
                 if self.args.force:
                     os.replace(temp, destination)
@@ -522,26 +418,6 @@ class Runner:
         finally:
             if temp is not None and os.path.exists(temp):
                 os.unlink(temp)
-
-    def copy_metadata(self, temp: str, info) -> None:
-        """Permission bits (never setuid/setgid/sticky), times and, as root, owner of the input,
-        in gzip's order: group, then mode, then user.  From standard input: the umask's mode."""
-        if info is None:
-            os.chmod(temp, 0o666 & ~_umask())
-            return
-        keep_name = not self.args.no_name
-        if keep_name:
-            try:
-                os.chown(temp, -1, info.st_gid)
-            except OSError:
-                pass  # not a member of that group: the file keeps the caller's
-        os.chmod(temp, stat.S_IMODE(info.st_mode) & 0o777)
-        if keep_name:
-            try:
-                os.chown(temp, info.st_uid, -1)
-            except OSError:
-                pass  # only root may give a file away
-            os.utime(temp, ns=(info.st_atime_ns, info.st_mtime_ns))
 
     def transform(self, source, sink, info, name: str, output_name: str = STDOUT_NAME):
         """Stream source to sink (None: discard); returns (bytes read, bytes written)."""
@@ -658,6 +534,8 @@ class Runner:
     def listing(self, rows) -> str:
         if self.args.json:
             return json.dumps(rows, indent=2) + "\n"
+        if not rows:
+            return ""
         lines = [f"{'compressed':>12} {'uncompressed':>12} {'ratio':>6} {'bpc':>7} {'level':>6} "
                  f"{'version':>7}  name"]
 

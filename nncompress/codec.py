@@ -211,8 +211,8 @@ class StreamDecoder:
         pos = 0
         buf = self._buf
         try:
-            # Everything that produces no output (headers, frames, trailers) is parsed even when
-            # the output limit is reached, so that eof comes with the last byte, as in lzma.
+            # What produces no output (frames, trailers) is parsed even when the output limit
+            # is reached, so that eof comes with the last byte, as in lzma.
             while not self.eof:
                 blocks = self._blocks
                 if blocks is not None and blocks.in_block:
@@ -232,6 +232,11 @@ class StreamDecoder:
                         raise
                     self._blocks = BlockDecoder(header)
                     self.in_stream = True
+                    if limit is not None and len(out) >= limit:
+                        # liblzma returns right after a stream header (it reports the check
+                        # type), and lzma then stops if its output is full: do the same, so
+                        # max_length=0 calls observe what they observe with lzma
+                        break
                     continue
                 if self._frame is None:
                     frame, new_pos = fmt.parse_block_frame(buf, pos, blocks.header.block_size)

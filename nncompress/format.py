@@ -210,6 +210,7 @@ class _Reader:
     more input whenever they run out (NeedMoreData), and skips payloads without keeping them."""
 
     def __init__(self, source, chunk: int = 1 << 16):
+        # what is read ahead of a frame is wasted when the payload after it is seeked over
         self._source = source
         self._chunk = chunk
         self._buf = bytearray()
@@ -219,6 +220,8 @@ class _Reader:
             self._seekable = source.seekable()
         except (AttributeError, OSError, ValueError):
             self._seekable = False
+        if self._seekable:
+            self._chunk = min(chunk, 4096)
 
     def _more(self) -> bool:
         del self._buf[: self._pos]
