@@ -50,9 +50,11 @@ def descriptor_of(path: str) -> int | None:
         match = _FD_PATH.fullmatch(full)
         if match and match.group(1) in ("self", str(os.getpid())):
             return int(match.group(2))
-        if not os.path.islink(full):
+        try:
+            target = os.readlink(full)
+        except OSError:  # not a link, or not ours to read
             return None
-        path = os.path.join(parent, os.readlink(full))
+        path = os.path.join(parent, target)
     return None
 
 
