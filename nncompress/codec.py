@@ -119,10 +119,9 @@ class BlockDecoder:
             raise NNCError(f"archive header asks for a {need >> 20} MiB model, more than the "
                            f"{MAX_MODEL_MEMORY >> 20} MiB limit (corrupt or hostile archive)")
         self.header = header
-        try:
-            self._predictor = Predictor(self.params)
-        except MemoryError:
-            raise NNCError(f"not enough memory for this archive's model ({need >> 20} MiB)") from None
+        # built when the first block's frame has passed its checks: a header followed by a
+        # frame that lies costs no model
+        self._predictor: Predictor | None = None
         self.total = 0
         self.crc = 0
         self._coder: NibbleDecoder | None = None
@@ -135,6 +134,12 @@ class BlockDecoder:
         return self._coder is not None
 
     def begin(self, frame: fmt.BlockFrame, payload: bytes) -> None:
+        if self._predictor is None:
+            try:
+                self._predictor = Predictor(self.params)
+            except MemoryError:
+                raise NNCError("not enough memory for this archive's model "
+                               f"({model_memory(self.params) >> 20} MiB)") from None
         self._coder = NibbleDecoder(payload)
         self._frame = frame
         self._nibbles_left = 2 * frame.raw_len
