@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import signal
 import stat
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 
@@ -390,6 +388,8 @@ class Runner:
             raise OutputError(output_name, exc) from None
 
     def write_atomically(self, source, destination: str, info, name: str):
+        import tempfile
+
         directory = os.path.dirname(os.path.abspath(destination))
         try:
             handle, temp = tempfile.mkstemp(dir=directory, prefix=".nnc-", suffix=".tmp")
@@ -533,6 +533,8 @@ class Runner:
 
     def listing(self, rows) -> str:
         if self.args.json:
+            import json
+
             return json.dumps(rows, indent=2) + "\n"
         if not rows:
             return ""

@@ -210,7 +210,6 @@ class _Reader:
     more input whenever they run out (NeedMoreData), and skips payloads without keeping them."""
 
     def __init__(self, source, chunk: int = 1 << 16):
-        # what is read ahead of a frame is wasted when the payload after it is seeked over
         self._source = source
         self._chunk = chunk
         self._buf = bytearray()
@@ -221,6 +220,7 @@ class _Reader:
         except (AttributeError, OSError, ValueError):
             self._seekable = False
         if self._seekable:
+            # what is read ahead of a frame is wasted when the payload after it is seeked over
             self._chunk = min(chunk, 4096)
 
     def _more(self) -> bool:

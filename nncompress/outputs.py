@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import re
@@ -74,6 +73,8 @@ def _renameat2_noreplace(source: str, destination: str) -> bool:
     FileExistsError when the destination exists."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # here, not at the top: --help and --version do not need it
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2
