@@ -181,7 +181,11 @@ def list_streams(source):
 
 
 class NNCFile(io.BufferedIOBase):
-    """A file object over a .nnc file, like lzma.LZMAFile (modes 'rb', 'wb', 'xb', 'ab')."""
+    """A file object over a .nnc file, like lzma.LZMAFile (modes 'rb', 'wb', 'xb', 'ab').
+
+    read(size) decodes only as far as size needs; like LZMAFile, such a read may return the
+    first bytes of a block before the block's checksum is checked (a damaged block raises
+    NNCError from the read that reaches its end).  read() with no size returns verified data."""
 
     def __init__(self, filename, mode: str = "r", *, preset: int = DEFAULT_LEVEL):
         self._closed = True  # until fully open: IOBase.__del__ calls close() even on a failed init

@@ -30,10 +30,9 @@ import sys
 import time
 from contextlib import contextmanager
 
-from . import FORMAT_VERSION, NNCError, __version__
+from . import DEFAULT_LEVEL, FORMAT_VERSION, NNCError, __version__
 from .outputs import (_is_special, copy_metadata, descriptor_of, place_no_clobber,  # noqa: F401
                       write_all)
-from .presets import DEFAULT_LEVEL
 
 SUFFIX = ".nnc"
 READ_CHUNK = 1 << 16
@@ -351,6 +350,7 @@ class Runner:
                 except OSError as exc:
                     raise OutputError(destination, exc) from None
                 with sink:
+                    self._refuse_terminal(sink)
                     done_in, done_out = self.transform(source, sink, info, name, destination)
                     self._flush(sink, destination)
             elif special:
@@ -361,6 +361,7 @@ class Runner:
                 except OSError as exc:
                     raise OutputError(destination, exc) from None
                 with sink:
+                    self._refuse_terminal(sink)
                     done_in, done_out = self.transform(source, sink, info, name, destination)
                     self._flush(sink, destination)
             else:
@@ -369,14 +370,19 @@ class Runner:
             if name != "-":
                 source.close()
         self.report(name, done_in, done_out, time.perf_counter() - started)
-        if self.args.rm and name != "-":
-            if destination is None or special:
-                # nothing on disk that could be checked stands for the input
+        if self.args.rm and name != "-" and destination is not None:
+            # (to standard output, or with -t, --rm is ignored, as zstd does)
+            if special:
+                # a device, pipe or descriptor: nothing on disk could be verified in its place
                 self.warn(name, "output is not a regular file -- input kept")
                 return
             if self.mode == "compress":
                 self.verify_archive(destination, name)
             os.unlink(name)
+
+    def _refuse_terminal(self, sink) -> None:
+        if self.mode == "compress" and not self.args.force and sink.isatty():
+            raise NNCError("compressed data not written to a terminal (use -f to force)")
 
     @staticmethod
     def _flush(sink, output_name: str) -> None:

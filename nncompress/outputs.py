@@ -122,18 +122,31 @@ def copy_metadata(temp: str, info, keep_time_and_owner: bool = True) -> None:
     """Give the finished output `temp` the input's permission bits (never setuid, setgid or
     sticky), times and, as root, owner, in gzip's order: group, then mode, then user.  From
     standard input (info None): the mode the umask gives a new file, as a shell redirection."""
-    if info is None:
-        os.chmod(temp, 0o666 & ~_umask())
-        return
-    if keep_time_and_owner:
-        try:
-            os.chown(temp, -1, info.st_gid)
-        except OSError:
-            pass  # not a member of that group: the file keeps the caller's
-    os.chmod(temp, stat.S_IMODE(info.st_mode) & 0o777)
-    if keep_time_and_owner:
-        try:
-            os.chown(temp, info.st_uid, -1)
-        except OSError:
-            pass  # only root may give a file away
-        os.utime(temp, ns=(info.st_atime_ns, info.st_mtime_ns))
+    # Each step may be refused (a filesystem without permissions or owners, a group the caller
+    # is not in, a user who is not root): the output then keeps what mkstemp gave it (0600,
+    # the caller's), the safe direction, as gzip does after its warning.
+    try:
+        if info is None:
+            os.chmod(temp, 0o666 & ~_umask())
+            return
+        if keep_time_and_owner:
+            _quietly(os.chown, temp, -1, info.st_gid)
+        mode = stat.S_IMODE(info.st_mode) & 0o777
+        if os.stat(temp).st_gid != info.st_gid:
+            # the output's group is not the input's: give group and others only what the
+            # input gave both (xz's rule), so no other group gains access
+            shared = (mode >> 3) & mode & 0o7
+            mode = (mode & 0o700) | (shared << 3) | shared
+        os.chmod(temp, mode)
+        if keep_time_and_owner:
+            _quietly(os.chown, temp, info.st_uid, -1)
+            os.utime(temp, ns=(info.st_atime_ns, info.st_mtime_ns))
+    except OSError:
+        pass
+
+
+def _quietly(function, *args) -> None:
+    try:
+        function(*args)
+    except OSError:
+        pass

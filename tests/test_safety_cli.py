@@ -380,3 +380,31 @@ def test_fast_and_best_aliases(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "--fast" in help_text and "--best" in help_text
     assert "1-2, 3-5, 6-8 and 9" in help_text
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs a file of another group")
+def test_group_bits_not_given_to_another_group(src, tmp_path):
+    """-n (or a group the caller cannot set): group bits only as strict as the others' (xz)."""
+    os.chown(src, -1, 23456)
+    os.chmod(src, 0o664)
+    assert main(["-1", "-n", "-o", str(tmp_path / "n.nnc"), str(src)]) == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "n.nnc").st_mode) == 0o644
+
+
+def test_rm_with_stdout_or_test_is_ignored_like_zstd(src, tmp_path):
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1))
+    assert main(["-t", "--rm", str(packed)]) == 0
+    assert packed.exists()
+
+
+def test_compressed_data_not_written_to_a_terminal_through_o(src):
+    controller, terminal = pty.openpty()
+    try:
+        tty_path = os.ttyname(terminal)
+        result = subprocess.run([sys.executable, "-m", "nncompress", "-1", "-o", tty_path, str(src)],
+                                capture_output=True, timeout=120)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert result.returncode == 1 and "terminal" in clean_error(result.stderr)
