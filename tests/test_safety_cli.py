@@ -225,11 +225,18 @@ def _no_links(monkeypatch):
 @pytest.mark.parametrize("renameat2", [True, False], ids=["renameat2", "exclusive-create"])
 def test_placement_without_hard_links(src, tmp_path, monkeypatch, renameat2):
     _no_links(monkeypatch)
-    if not renameat2:
-        monkeypatch.setattr(outputs, "_renameat2_noreplace", lambda a, b: False)
+    results = []
+    real = outputs._renameat2_noreplace
+
+    def spy(a, b):
+        results.append(real(a, b) if renameat2 else False)
+        return results[-1]
+
+    monkeypatch.setattr(outputs, "_renameat2_noreplace", spy)
     assert main(["-1", str(src)]) == 0
     assert nncompress.decompress((tmp_path / "in.txt.nnc").read_bytes()) == DATA
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".nnc-")] == []
+    assert results and (results[0] or not renameat2 or not sys.platform.startswith("linux"))
     # still no clobbering: a file that appears while the work is done is kept
     temp = tmp_path / "temp"
     temp.write_bytes(b"new")
