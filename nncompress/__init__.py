@@ -16,7 +16,7 @@ import importlib
 # (several MiB, which would show in the benchmark worker's peak memory).
 _LAZY = {
     "compress": "api", "decompress": "api", "open": "api", "NNCompressor": "api",
-    "NNDecompressor": "api", "NNCFile": "api", "NNCError": "api",
+    "NNDecompressor": "api", "NNCFile": "api", "NNCError": "errors",
     "FORMAT_VERSION": "format", "DEFAULT_LEVEL": "presets",
 }
 __all__ = ["compress", "decompress", "open", "NNCompressor", "NNDecompressor", "NNCFile",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import constriction
 
-from .format import NNCError
+from .errors import NNCError
 
 _queue = constriction.stream.queue
 _Categorical = constriction.stream.model.Categorical
