@@ -88,6 +88,19 @@ class TwinRNNME:
         self.rows_high = self.rows_low = []
         self.p_high = self.p_low = None
         self.clips = self.scaled = 0  # how often the clip and the rate cap acted
+        # Adam: (first, second) moments per weight, keyed like the weights; W's block gradient
+        zeros = lambda rows, cols: [[0.0] * cols for _ in range(rows)]  # noqa: E731
+        self.moments = {}
+        for name, rows in (("u1", self.u1), ("u2", self.u2), ("uw", self.uw), ("w", self.w)):
+            self.moments[name] = (zeros(len(rows), self.h), zeros(len(rows), self.h))
+        self.moments["vh"] = (zeros(self.h, 16), zeros(self.h, 16))
+        self.moments["bh"] = ([0.0] * 16, [0.0] * 16)
+        self.moments["vl"] = tuple([zeros(self.h, 16) for _ in range(16)] for _ in range(2))
+        self.moments["bl"] = (zeros(16, 16), zeros(16, 16))
+        self.grad_w = zeros(self.h, self.h)
+        self.b1, self.omb1 = float(fp[rnnme.F_B1]), float(fp[rnnme.F_1MB1])
+        self.b2, self.omb2 = float(fp[rnnme.F_B2]), float(fp[rnnme.F_1MB2])
+        self.eps = float(fp[rnnme.F_EPS])
 
     # -- helpers ----------------------------------------------------------------------------
     def _table(self, table, lo, steps, x):
@@ -157,7 +170,14 @@ class TwinRNNME:
         self.p_low = self._softmax(self.states[-1], self.vl[hi], self.bl[hi], self.rows_low)
         return self.p_low
 
-    def _train(self, v, b, rows, p, target, lr_out):
+    def _adam(self, lr, w, m, v, g):
+        r = self.r
+        for i in range(len(w)):
+            m[i] = r(r(self.b1 * m[i]) + r(self.omb1 * g[i]))
+            v[i] = r(r(self.b2 * v[i]) + r(self.omb2 * r(g[i] * g[i])))
+            w[i] = r(w[i] + r(r(lr * m[i]) / r(r(math.sqrt(v[i])) + self.eps)))
+
+    def _train(self, v, b, moments, rows, p, target, lr_out):
         r = self.r
         s, g = self.states[-1], self.errors[-1]
         e = [-pc for pc in p]
@@ -168,11 +188,17 @@ class TwinRNNME:
             for c in range(16):
                 acc = r(acc + r(v[k][c] * e[c]))
             g[k] = acc
-        for k in range(self.h):
+        if self.p.adam:
+            (mv, vv), (mb, vb) = moments
+            for k in range(self.h):
+                self._adam(lr_out, v[k], mv[k], vv[k], [r(ec * s[k]) for ec in e])
+            self._adam(lr_out, b, mb, vb, e)
+        else:
+            for k in range(self.h):
+                for c in range(16):
+                    v[k][c] = r(v[k][c] + r(el[c] * s[k]))
             for c in range(16):
-                v[k][c] = r(v[k][c] + r(el[c] * s[k]))
-        for c in range(16):
-            b[c] = r(b[c] + el[c])
+                b[c] = r(b[c] + el[c])
         rates = []
         total = 0.0
         for base in rows:
@@ -207,12 +233,24 @@ class TwinRNNME:
                 for k in range(h):
                     acc = r(acc + r(self.w[m][k] * d[k]))
                 dn.append(acc)
+            c1, c2, wrow = self.inputs[t]
+            if self.p.adam:
+                for m in range(h):
+                    sm = self.states[t - 1][m]
+                    for k in range(h):
+                        self.grad_w[m][k] = r(self.grad_w[m][k] + r(d[k] * sm))
+                mo = self.moments
+                self._adam(self.lr, self.u1[c1], mo["u1"][0][c1], mo["u1"][1][c1], d)
+                if self.p.input2:
+                    self._adam(self.lr, self.u2[c2], mo["u2"][0][c2], mo["u2"][1][c2], d)
+                if self.word_mask:
+                    self._adam(self.lr, self.uw[wrow], mo["uw"][0][wrow], mo["uw"][1][wrow], d)
+                continue
             dl = [r(self.lr * dk) for dk in d]
             for m in range(h):
                 sm = self.states[t - 1][m]
                 for k in range(h):
                     self.w[m][k] = r(self.w[m][k] + r(dl[k] * sm))
-            c1, c2, wrow = self.inputs[t]
             for k in range(h):
                 self.u1[c1][k] = r(self.u1[c1][k] + dl[k])
             if self.p.input2:
@@ -221,6 +259,11 @@ class TwinRNNME:
             if self.word_mask:
                 for k in range(h):
                     self.uw[wrow][k] = r(self.uw[wrow][k] + dl[k])
+        if self.p.adam:
+            mw, vw = self.moments["w"]
+            for m in range(h):
+                self._adam(self.lr, self.w[m], mw[m], vw[m], self.grad_w[m])
+                self.grad_w[m] = [0.0] * h
         self.states = [self.states[-1]]
         self.errors = [[0.0] * h]
         self.inputs = [self.inputs[-1]]
@@ -229,8 +272,12 @@ class TwinRNNME:
         r = self.r
         hi = byte >> 4
         lr_out = r(self.lr * self.out_scale)
-        self._train(self.vh, self.bh, self.rows_high, self.p_high, hi, lr_out)
-        self._train(self.vl[hi], self.bl[hi], self.rows_low, self.p_low, byte & 15, lr_out)
+        mo = self.moments
+        self._train(self.vh, self.bh, (mo["vh"], mo["bh"]), self.rows_high, self.p_high, hi,
+                    lr_out)
+        low_moments = ((mo["vl"][0][hi], mo["vl"][1][hi]), (mo["bl"][0][hi], mo["bl"][1][hi]))
+        self._train(self.vl[hi], self.bl[hi], low_moments, self.rows_low, self.p_low, byte & 15,
+                    lr_out)
         self.pos += 1
         self.history.append(byte)
         c = byte + 32 if 65 <= byte <= 90 else byte
@@ -260,9 +307,11 @@ class TwinRNNME:
 
 
 @pytest.mark.parametrize("float_bits", [32, 64])
-@pytest.mark.parametrize("variant", ["full", "plain"])
+@pytest.mark.parametrize("variant", ["full", "plain", "sgd"])
 def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
     params = dataclasses.replace(SMALL, float_bits=float_bits)
+    if variant == "sgd":
+        params = dataclasses.replace(params, adam=0)
     if variant == "plain":  # one input, no word features, no cap on the rates
         params = dataclasses.replace(params, input2=0, word_input_bits=0, word_feature=0,
                                      orders=(1, 2), me_total_milli=100000, bptt=5)
@@ -280,7 +329,7 @@ def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
     np.testing.assert_array_equal(fast.arrays["me"], np.array(twin.me, dtype=fast.dtype))
     # the input exercised the schedule's floor, and (full variant) the clip and the rate cap
     assert float(fast.arrays["fp"][rnnme.F_LR]) == pytest.approx(params.lr_min_micro * 1e-6, rel=1e-6)
-    if variant == "full":
+    if variant != "plain":
         assert twin.clips > 0 and twin.scaled > 0
 
 
@@ -311,7 +360,7 @@ def test_distributions_are_normalised_and_positive():
 def test_range_coder_round_trip_with_a_fresh_decoder_model():
     from nncompress.coder import NibbleDecoder, NibbleEncoder
 
-    params = dataclasses.replace(SMALL, hidden=16)
+    params = RNNMEParams(hidden=16, me_bits=14, input2=1)
     data = TEXT * 2
     model = RNNME(params)
     encoder = NibbleEncoder()

@@ -46,6 +46,7 @@ K_ME_MASK = 3  # 2^me_bits - 1 (0: no direct connections)
 K_INPUT2 = 4  # 1: the byte two back is an input too
 K_WORD_MASK = 5  # word-embedding rows - 1 (0: no word input)
 K_LR_HALF = 6  # learning rate halves after this many bytes (then thirds, ...)
+K_ADAM = 7  # 1: Adam steps for the network's weights, 0: plain SGD
 K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
 CONFIG_SIZE = 32
 WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
@@ -75,7 +76,13 @@ F_LR0 = 8  # initial learning rate
 F_LR_MIN = 9  # floor of the decaying learning rate
 F_OUT_SCALE = 10  # output-layer rate = F_LR * F_OUT_SCALE
 F_ME_TOTAL = 11  # cap on the sum of the direct-connection rates of one byte
-FP_SIZE = 12
+F_B1 = 12  # Adam: first-moment decay
+F_1MB1 = 13  # 1 - F_B1
+F_B2 = 14  # second-moment decay
+F_1MB2 = 15
+F_EPS = 16
+FP_SIZE = 20
+ADAM_EPS = 1e-5
 
 ACT_RANGE = 8.0
 ACT_STEPS = 256
@@ -97,8 +104,8 @@ class RNNMEParams:
     word_feature: int = 1  # 1: the current word (+ previous byte) is a feature; 2: + word pair
     input2: int = 0  # 1: the byte two back is a network input too
     word_input_bits: int = 0  # > 0: an embedding row per hashed current word (2^bits rows)
-    lr_micro: int = 10000  # initial SGD rate x 1e-6 (network)
-    lr_min_micro: int = 3000  # floor of the decaying rate
+    lr_micro: int = 2000  # initial step size x 1e-6 (network; Adam)
+    lr_min_micro: int = 300  # floor of the decaying rate
     lr_half: int = 100000  # the rate is lr / (1 + pos / lr_half)
     out_scale_milli: int = 1000  # output-layer rate relative to the network rate
     me_lr_milli: int = 500  # direct connections: rate me_lr / (1 + n * me_decay) for a row used n times
@@ -107,6 +114,9 @@ class RNNMEParams:
     me_total_milli: int = 100000  # the rates of one byte's rows are scaled to sum at most this
     clip_milli: int = 15000  # hidden error clip
     float_bits: int = 32  # 32 or 64: the float type of the whole expert
+    adam: int = 1  # 1: Adam (no bias correction) for the network's weights; 0: plain SGD
+    adam_b1_milli: int = 900
+    adam_b2_milli: int = 999
 
     def validate(self) -> "RNNMEParams":
         checks = [
@@ -120,6 +130,9 @@ class RNNMEParams:
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
             (self.lr_half >= 1, "lr_half must be >= 1"),
+            (self.adam in (0, 1), "adam must be 0 or 1"),
+            (0 <= self.adam_b1_milli < 1000 and 0 <= self.adam_b2_milli < 1000,
+             "Adam decays must be in 0..999 (thousandths)"),
         ]
         for ok, message in checks:
             if not ok:
@@ -220,6 +233,23 @@ def table_exp(fp, expt, x):
     return expt[i] + (expt[i + 1] - expt[i]) * f
 
 
+@njit(cache=True, inline="always")
+def adam_row(fp, lr, w, m, v, g):
+    """One Adam step (ascent along g, no bias correction) for each element of a weight row."""
+    b1 = fp[F_B1]
+    omb1 = fp[F_1MB1]
+    b2 = fp[F_B2]
+    omb2 = fp[F_1MB2]
+    eps = fp[F_EPS]
+    for i in range(w.shape[0]):
+        gi = g[i]
+        mi = b1 * m[i] + omb1 * gi
+        vi = b2 * v[i] + omb2 * (gi * gi)
+        m[i] = mi
+        v[i] = vi
+        w[i] += (lr * mi) / (np.sqrt(vi) + eps)
+
+
 @njit(cache=True)
 def softmax16(fp, expt, z, p):
     mx = z[0]
@@ -273,7 +303,7 @@ def output_logits(cfg, s, vout, bout, me, fbase, z):
 def predict_high(st, out):
     """The high nibble's 16 probabilities for the next byte (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl) = st
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
     t = reg[R_T]
     mask = cfg[K_ME_MASK]
     for f in range(cfg[K_NFEAT]):
@@ -288,7 +318,7 @@ def predict_high(st, out):
 def predict_low(st, hi, out):
     """The low nibble's 16 probabilities given the high nibble hi (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl) = st
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
     t = reg[R_T]
     mask = cfg[K_ME_MASK]
     for f in range(cfg[K_NFEAT]):
@@ -301,7 +331,8 @@ def predict_low(st, hi, out):
 
 
 @njit(cache=True)
-def train_softmax(cfg, fp, s, g, vout, bout, me, me_n, me_rate, fbase, p, target, lr_out):
+def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, fbase, p, target,
+                  lr_out):
     """One softmax's cross-entropy step: error e = onehot(target) - p.  Adds V e to the hidden
     error g (with V before its update), then updates V, the bias and the direct connections."""
     nh = cfg[K_H]
@@ -317,12 +348,21 @@ def train_softmax(cfg, fp, s, g, vout, bout, me, me_n, me_rate, fbase, p, target
         for c in range(16):
             acc += vout[k, c] * e[c]
         g[k] = acc
-    for k in range(nh):
-        sk = s[k]
+    if cfg[K_ADAM]:
+        grow = np.empty(16, dtype=p.dtype)
+        for k in range(nh):
+            sk = s[k]
+            for c in range(16):
+                grow[c] = e[c] * sk
+            adam_row(fp, lr_out, vout[k], mv[k], vv[k], grow)
+        adam_row(fp, lr_out, bout, mb, vb, e)
+    else:
+        for k in range(nh):
+            sk = s[k]
+            for c in range(16):
+                vout[k, c] += el[c] * sk
         for c in range(16):
-            vout[k, c] += el[c] * sk
-    for c in range(16):
-        bout[c] += el[c]
+            bout[c] += el[c]
     # direct connections: each row's rate decays with its use count; when the rows' rates sum
     # to more than F_ME_TOTAL they are scaled down to that sum, so a byte whose contexts are all
     # fresh moves its logits by at most F_ME_TOTAL * e (no overshoot), and the step goes mostly to
@@ -348,9 +388,13 @@ def train_softmax(cfg, fp, s, g, vout, bout, me, me_n, me_rate, fbase, p, target
 
 
 @njit(cache=True)
-def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx):
+def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
     """Back-propagate the stored hidden errors through the block (newest step first), updating
-    W and the input rows; then start a new block from the last state."""
+    W and the input rows; then start a new block from the last state.  SGD updates W at each
+    step (after propagating through it); Adam sums W's gradient over the block and steps once,
+    and steps each input row at each step."""
+    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
+    adam = cfg[K_ADAM]
     nh = cfg[K_H]
     steps = reg[R_T]
     lr = fp[F_LR]
@@ -374,6 +418,20 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx):
             for k in range(nh):
                 acc += w[m, k] * d[k]
             dn[m] = acc
+        if adam:
+            for m in range(nh):
+                sm = hs[t - 1, m]
+                for k in range(nh):
+                    gw[m, k] += d[k] * sm
+            c1 = hx[t, 0]
+            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d)
+            if cfg[K_INPUT2]:
+                c2 = hx[t, 1]
+                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d)
+            if cfg[K_WORD_MASK]:
+                wr = hx[t, 2]
+                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d)
+            continue
         for k in range(nh):
             dl[k] = lr * d[k]
         for m in range(nh):
@@ -391,6 +449,11 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx):
             row = uw[hx[t, 2]]
             for k in range(nh):
                 row[k] += dl[k]
+    if adam:
+        for m in range(nh):
+            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m])
+            for k in range(nh):
+                gw[m, k] = fp[F_ZERO]
     for k in range(nh):
         hs[0, k] = hs[steps, k]
     for t in range(steps + 1):
@@ -433,14 +496,17 @@ def learn_byte(st, byte):
     """Train on the byte just coded (after predict_high and predict_low(byte >> 4)), then advance
     the network and the features to the next byte."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl) = st
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
     nf = cfg[K_NFEAT]
     t = reg[R_T]
     hi = byte >> 4
     lr_out = fp[F_LR] * fp[F_OUT_SCALE]
-    train_softmax(cfg, fp, hs[t], hg[t], vh, bh, me, me_n, me_rate, fbase_h[:nf], ph, hi, lr_out)
-    train_softmax(cfg, fp, hs[t], hg[t], vl[hi], bl[hi], me, me_n, me_rate, fbase_l[:nf], pl,
-                  byte & 15, lr_out)
+    (mvh, vvh, mbh, vbh, mvl, vvl, mbl, vbl) = outopt
+    train_softmax(cfg, fp, hs[t], hg[t], vh, bh, mvh, vvh, mbh, vbh, me, me_n, me_rate,
+                  fbase_h[:nf], ph, hi, lr_out)
+    oh = hi if cfg[K_ADAM] else 0  # (the moments are 1-element placeholders under SGD)
+    train_softmax(cfg, fp, hs[t], hg[t], vl[hi], bl[hi], mvl[oh], vvl[oh], mbl[oh], vbl[oh], me,
+                  me_n, me_rate, fbase_l[:nf], pl, byte & 15, lr_out)
     # byte-level registers
     pos = reg[R_POS] + 1
     reg[R_POS] = pos
@@ -461,7 +527,7 @@ def learn_byte(st, byte):
         lr = fp[F_LR_MIN]
     fp[F_LR] = lr
     if t >= cfg[K_BPTT]:
-        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx)
+        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt)
     forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act)
     feature_hashes(cfg, reg, fh)
 
@@ -508,6 +574,7 @@ class RNNME:
         cfg[K_INPUT2] = p.input2
         cfg[K_WORD_MASK] = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0
         cfg[K_LR_HALF] = p.lr_half
+        cfg[K_ADAM] = p.adam
         cfg[K_FEATS : K_FEATS + len(feats)] = feats
         fp = np.zeros(FP_SIZE, dtype=dtype)
         fp[F_ONE] = 1.0
@@ -521,6 +588,11 @@ class RNNME:
         fp[F_LR_MIN] = p.lr_min_micro * 1e-6
         fp[F_OUT_SCALE] = p.out_scale_milli / 1000.0
         fp[F_ME_TOTAL] = p.me_total_milli / 1000.0
+        fp[F_B1] = p.adam_b1_milli / 1000.0
+        fp[F_1MB1] = (1000 - p.adam_b1_milli) / 1000.0
+        fp[F_B2] = p.adam_b2_milli / 1000.0
+        fp[F_1MB2] = (1000 - p.adam_b2_milli) / 1000.0
+        fp[F_EPS] = ADAM_EPS
         nw = 1 << p.word_input_bits if p.word_input_bits else 1
         w_scale = 1.0 / h  # keeps |W s| ~ O(0.5) at any size
         self.arrays = dict(
@@ -551,14 +623,23 @@ class RNNME:
             ph=np.zeros(16, dtype=dtype),
             pl=np.zeros(16, dtype=dtype),
         )
-        self.state = tuple(self.arrays.values())
+        a = self.arrays
+        # Adam's moment estimates, one per weight (small placeholders under SGD); W's gradient
+        # summed over a BPTT block
+        like = (lambda x: np.zeros_like(x)) if p.adam else (lambda x: np.zeros((1,) * x.ndim, dtype))
+        self.out_moments = tuple(like(a[name]) for name in ("vh", "vh", "bh", "bh", "vl", "vl",
+                                                             "bl", "bl"))
+        self.net_moments = tuple(like(a[name]) for name in ("u1", "u1", "u2", "u2", "uw", "uw",
+                                                             "w", "w", "w"))
+        self.state = tuple(a.values()) + (self.out_moments, self.net_moments)
         # the state before the first byte: the features of an empty history
         feature_hashes(cfg, self.arrays["reg"], self.arrays["fh"])
         self._out = np.zeros(16, dtype=np.float64)
 
     @property
     def memory_bytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays.values())
+        return sum(a.nbytes for a in self.arrays.values()) + sum(
+            a.nbytes for a in self.out_moments + self.net_moments)
 
     def predict_high(self) -> np.ndarray:
         """P(high nibble) for the next byte (16 values summing to 1; the array is reused)."""
