@@ -152,14 +152,15 @@ def node_probabilities(dist16: np.ndarray) -> np.ndarray:
 
 
 def mix_cost(p_model: np.ndarray, p_expert: np.ndarray, bits: np.ndarray, nodes: np.ndarray,
-             lr: float) -> tuple[float, float]:
+             lr: float, buckets: int) -> tuple[float, float]:
     """Online 3-input logistic mixer (stretch(p_model), stretch(p_expert), bias) with weights
-    selected by node id; returns (bits of the model alone, bits of the mix)."""
+    selected by node id x the expert's confidence bucket; returns (bits of the model alone, bits
+    of the mix).  Analysis only (libm is fine here)."""
     from numba import njit
 
     @njit(cache=False)
-    def run(pm, pe, y, node, lr):
-        w = np.zeros((node.max() + 1, 3))
+    def run(pm, pe, y, node, lr, buckets):
+        w = np.zeros(((node.max() + 1) * buckets, 3))
         w[:, 0] = 1.0
         alone = 0.0
         mixed = 0.0
@@ -168,7 +169,8 @@ def mix_cost(p_model: np.ndarray, p_expert: np.ndarray, bits: np.ndarray, nodes:
             b = min(max(pe[i], 1e-6), 1 - 1e-6)
             x0 = np.log(a / (1 - a))
             x1 = np.log(b / (1 - b))
-            row = node[i]
+            conf = int(abs(x1) * 0.5)
+            row = node[i] * buckets + min(conf, buckets - 1)
             dot = w[row, 0] * x0 + w[row, 1] * x1 + w[row, 2]
             dot = min(max(dot, -30.0), 30.0)
             p = 1.0 / (1.0 + np.exp(-dot))
@@ -185,7 +187,7 @@ def mix_cost(p_model: np.ndarray, p_expert: np.ndarray, bits: np.ndarray, nodes:
             w[row, 2] += lr * err
         return alone, mixed
 
-    return run(p_model, p_expert, bits, nodes, lr)
+    return run(p_model, p_expert, bits, nodes, lr, buckets)
 
 
 def cmd_mix(args) -> None:
@@ -193,15 +195,24 @@ def cmd_mix(args) -> None:
     from nncompress.presets import params_for_level
 
     params = RNNMEParams(**json.loads(args.base))
-    print(f"expert params: {json.dumps(params.describe())}; level {args.level}")
-    print("| file | bytes | level bpc (model) | expert alone bpc | mixed bpc | gain bpc |")
-    print("|---|---|---|---|---|---|")
+    print(f"expert params: {json.dumps(params.describe())}; level {args.level}; mixer lr "
+          f"{args.mix_lr}, {args.buckets} confidence buckets")
+    print("| file | bytes | level bpc (model) | expert alone bpc | mixed bpc | gain bpc | expert KB/s |")
+    print("|---|---|---|---|---|---|---|")
     for name in args.files:
         data = load(name, args.bytes)
         n = len(data)
         nib = bytes_to_nibbles(data)
-        level_probs = Predictor(params_for_level(args.level)).predict_known(data)
+        cached = os.path.join(args.cache, f"level{args.level}_{name}_{n}.npy") if args.cache else None
+        if cached and os.path.exists(cached):
+            level_probs = np.load(cached)
+        else:
+            level_probs = Predictor(params_for_level(args.level)).predict_known(data)
+            if cached:
+                np.save(cached, level_probs)
+        start = time.perf_counter()
         probs, dists = RNNME(params).run(data, keep_dists=True)
+        speed = n / (time.perf_counter() - start) / 1000
         expert_nibbles = dists.reshape(n * 2, 16).astype(np.float64)
         pm = node_probabilities(level_probs)
         pe = node_probabilities(expert_nibbles)
@@ -223,10 +234,10 @@ def cmd_mix(args) -> None:
         p_model, p_expert = stack(rows_pm), stack(rows_pe)
         y, node = stack(bits).astype(np.int64), stack(nodes).astype(np.int64)
         del order
-        alone, mixed = mix_cost(p_model, p_expert, y, node, args.mix_lr)
+        alone, mixed = mix_cost(p_model, p_expert, y, node, args.mix_lr, args.buckets)
         expert_bpc = float(-np.log2(probs).sum() / n)
         print(f"| {name} | {n} | {alone / n:.4f} | {expert_bpc:.4f} | {mixed / n:.4f} | "
-              f"{(alone - mixed) / n:.4f} |", flush=True)
+              f"{(alone - mixed) / n:.4f} | {speed:.1f} |", flush=True)
 
 
 def main(argv=None) -> None:
@@ -246,6 +257,10 @@ def main(argv=None) -> None:
         if name == "mix":
             p.add_argument("--level", type=int, default=9)
             p.add_argument("--mix-lr", type=float, default=0.002)
+            p.add_argument("--buckets", type=int, default=1,
+                           help="mixer weight sets per node by the expert's confidence")
+            p.add_argument("--cache", default=None,
+                           help="folder to keep the level's predictions in between runs")
     args = parser.parse_args(argv)
     {"pure": cmd_pure, "sweep": cmd_sweep, "roundtrip": cmd_roundtrip, "mix": cmd_mix}[
         args.command](args)

@@ -174,8 +174,12 @@ class TwinRNNME:
         r = self.r
         for i in range(len(w)):
             m[i] = r(r(self.b1 * m[i]) + r(self.omb1 * g[i]))
-            v[i] = r(r(self.b2 * v[i]) + r(self.omb2 * r(g[i] * g[i])))
-            w[i] = r(w[i] + r(r(lr * m[i]) / r(r(math.sqrt(v[i])) + self.eps)))
+            if self.p.adam == 2:  # AdaMax
+                v[i] = max(r(self.b2 * v[i]), abs(g[i]))
+                w[i] = r(w[i] + r(r(lr * m[i]) / r(v[i] + self.eps)))
+            else:
+                v[i] = r(r(self.b2 * v[i]) + r(self.omb2 * r(g[i] * g[i])))
+                w[i] = r(w[i] + r(r(lr * m[i]) / r(r(math.sqrt(v[i])) + self.eps)))
 
     def _train(self, v, b, moments, rows, p, target, lr_out):
         r = self.r
@@ -307,11 +311,11 @@ class TwinRNNME:
 
 
 @pytest.mark.parametrize("float_bits", [32, 64])
-@pytest.mark.parametrize("variant", ["full", "plain", "sgd"])
+@pytest.mark.parametrize("variant", ["full", "plain", "sgd", "adamax"])
 def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
     params = dataclasses.replace(SMALL, float_bits=float_bits)
-    if variant == "sgd":
-        params = dataclasses.replace(params, adam=0)
+    if variant in ("sgd", "adamax"):
+        params = dataclasses.replace(params, adam=0 if variant == "sgd" else 2)
     if variant == "plain":  # one input, no word features, no cap on the rates
         params = dataclasses.replace(params, input2=0, word_input_bits=0, word_feature=0,
                                      orders=(1, 2), me_total_milli=100000, bptt=5)

@@ -114,7 +114,7 @@ class RNNMEParams:
     me_total_milli: int = 100000  # the rates of one byte's rows are scaled to sum at most this
     clip_milli: int = 15000  # hidden error clip
     float_bits: int = 32  # 32 or 64: the float type of the whole expert
-    adam: int = 1  # 1: Adam (no bias correction) for the network's weights; 0: plain SGD
+    adam: int = 1  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
     adam_b1_milli: int = 900
     adam_b2_milli: int = 999
 
@@ -130,7 +130,7 @@ class RNNMEParams:
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
             (self.lr_half >= 1, "lr_half must be >= 1"),
-            (self.adam in (0, 1), "adam must be 0 or 1"),
+            (self.adam in (0, 1, 2), "adam must be 0 (SGD), 1 (Adam) or 2 (AdaMax)"),
             (0 <= self.adam_b1_milli < 1000 and 0 <= self.adam_b2_milli < 1000,
              "Adam decays must be in 0..999 (thousandths)"),
         ]
@@ -234,8 +234,9 @@ def table_exp(fp, expt, x):
 
 
 @njit(cache=True, inline="always")
-def adam_row(fp, lr, w, m, v, g):
-    """One Adam step (ascent along g, no bias correction) for each element of a weight row."""
+def adam_row(fp, lr, w, m, v, g, mode):
+    """One Adam step (ascent along g, no bias correction) for each element of a weight row;
+    mode 2 is AdaMax (v tracks max |g| instead of g^2: no square root at all)."""
     b1 = fp[F_B1]
     omb1 = fp[F_1MB1]
     b2 = fp[F_B2]
@@ -244,10 +245,19 @@ def adam_row(fp, lr, w, m, v, g):
     for i in range(w.shape[0]):
         gi = g[i]
         mi = b1 * m[i] + omb1 * gi
-        vi = b2 * v[i] + omb2 * (gi * gi)
         m[i] = mi
-        v[i] = vi
-        w[i] += (lr * mi) / (np.sqrt(vi) + eps)
+        if mode == 2:
+            vi = b2 * v[i]
+            ag = abs(gi)
+            if ag > vi:
+                vi = ag
+            v[i] = vi
+            w[i] += (lr * mi) / (vi + eps)
+        else:
+            # sqrt is an IEEE-754 basic operation (correctly rounded everywhere), not libm
+            vi = b2 * v[i] + omb2 * (gi * gi)
+            v[i] = vi
+            w[i] += (lr * mi) / (np.sqrt(vi) + eps)
 
 
 @njit(cache=True)
@@ -348,14 +358,15 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
         for c in range(16):
             acc += vout[k, c] * e[c]
         g[k] = acc
-    if cfg[K_ADAM]:
+    adam = cfg[K_ADAM]
+    if adam:
         grow = np.empty(16, dtype=p.dtype)
         for k in range(nh):
             sk = s[k]
             for c in range(16):
                 grow[c] = e[c] * sk
-            adam_row(fp, lr_out, vout[k], mv[k], vv[k], grow)
-        adam_row(fp, lr_out, bout, mb, vb, e)
+            adam_row(fp, lr_out, vout[k], mv[k], vv[k], grow, adam)
+        adam_row(fp, lr_out, bout, mb, vb, e, adam)
     else:
         for k in range(nh):
             sk = s[k]
@@ -424,13 +435,13 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
                 for k in range(nh):
                     gw[m, k] += d[k] * sm
             c1 = hx[t, 0]
-            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d)
+            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d, adam)
             if cfg[K_INPUT2]:
                 c2 = hx[t, 1]
-                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d)
+                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d, adam)
             if cfg[K_WORD_MASK]:
                 wr = hx[t, 2]
-                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d)
+                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d, adam)
             continue
         for k in range(nh):
             dl[k] = lr * d[k]
@@ -451,7 +462,7 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
                 row[k] += dl[k]
     if adam:
         for m in range(nh):
-            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m])
+            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m], adam)
             for k in range(nh):
                 gw[m, k] = fp[F_ZERO]
     for k in range(nh):
