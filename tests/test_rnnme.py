@@ -410,3 +410,24 @@ def test_network_alone_learns_without_direct_connections():
 def test_invalid_parameters_are_rejected(field, value):
     with pytest.raises(ValueError):
         RNNME(dataclasses.replace(SMALL, **{field: value}))
+
+
+def test_node_probabilities_multiply_back_to_the_nibble_distribution():
+    params = dataclasses.replace(SMALL, hidden=16)
+    model = RNNME(params)
+    for byte in TEXT[:40]:
+        model.predict_high()
+        model.predict_low(byte >> 4)
+        model.learn(byte)
+    p16 = model.predict_high().copy()
+    nodes = np.empty(16)
+    rnnme.node_probabilities(p16, nodes)
+    assert ((nodes[1:] > 0) & (nodes[1:] < 1)).all()
+    assert nodes[1] == pytest.approx(p16[8:].sum() / p16.sum(), rel=1e-12)
+    for v in range(16):
+        j, prob = 1, 1.0
+        for depth in range(4):
+            bit = (v >> (3 - depth)) & 1
+            prob *= nodes[j] if bit else 1.0 - nodes[j]
+            j = 2 * j + bit
+        assert prob == pytest.approx(p16[v] / p16.sum(), rel=1e-9)

@@ -114,7 +114,7 @@ class RNNMEParams:
     me_total_milli: int = 100000  # the rates of one byte's rows are scaled to sum at most this
     clip_milli: int = 15000  # hidden error clip
     float_bits: int = 32  # 32 or 64: the float type of the whole expert
-    adam: int = 1  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
+    adam: int = 2  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
     adam_b1_milli: int = 900
     adam_b2_milli: int = 999
 
@@ -560,6 +560,22 @@ def run_known(st, data, probs, dists):
                 dists[i, c] = ph[c]
                 dists[i, 16 + c] = pl[c]
         learn_byte(st, byte)
+
+
+@njit(cache=True)
+def node_probabilities(p16, out):
+    """For a binary-node mixer: out[j] = P(bit 1 at heap node j) for the nodes 1..15 of a nibble
+    tree (node j's children are 2j for bit 0 and 2j + 1 for bit 1; leaf 16 + v is nibble v),
+    i.e. the mass under the 1-child over the mass under j (out[0] is unused).  Float64 sums in a
+    fixed order: deterministic."""
+    tree = np.empty(32)
+    for v in range(16):
+        tree[16 + v] = p16[v]
+    for j in range(15, 0, -1):
+        tree[j] = tree[2 * j] + tree[2 * j + 1]
+    out[0] = 0.0
+    for j in range(1, 16):
+        out[j] = tree[2 * j + 1] / tree[j]
 
 
 # ---- the owner of the arrays ----------------------------------------------------------------------
