@@ -229,7 +229,11 @@ def cmd_mix(args) -> None:
             bits.append(bit)
             # node id: which nibble (high / low) and node j; the low nibble's also by high nibble
             high = np.repeat(nib[0::2], 2)
-            nodes.append(np.where(idx % 2 == 0, j, 16 + high * 16 + j))
+            node_id = np.where(idx % 2 == 0, j, 16 + high * 16 + j)
+            if args.select_prev_byte:  # weight sets by node x previous byte
+                prev = np.repeat(np.concatenate(([0], np.frombuffer(data, np.uint8)[:-1])), 2)
+                node_id = node_id * 256 + prev
+            nodes.append(node_id)
             j = 2 * j + bit
         order = np.stack([np.arange(n * 2)] * 4, axis=1).reshape(-1)
         stack = lambda parts: np.stack(parts, axis=1).reshape(-1)  # noqa: E731
@@ -259,6 +263,8 @@ def main(argv=None) -> None:
         if name == "mix":
             p.add_argument("--level", type=int, default=9)
             p.add_argument("--mix-lr", type=float, default=0.002)
+            p.add_argument("--select-prev-byte", action="store_true",
+                           help="mixer weight sets by node x previous byte")
             p.add_argument("--buckets", type=int, default=1,
                            help="mixer weight sets per node by the expert's confidence")
             p.add_argument("--cache", default=None,
