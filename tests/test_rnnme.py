@@ -431,3 +431,37 @@ def test_node_probabilities_multiply_back_to_the_nibble_distribution():
             prob *= nodes[j] if bit else 1.0 - nodes[j]
             j = 2 * j + bit
         assert prob == pytest.approx(p16[v] / p16.sum(), rel=1e-9)
+
+
+_TARGET_SCRIPT = """
+import sys
+import numpy as np
+from nncompress.model.rnnme import RNNME, RNNMEParams
+data = open(sys.argv[1], 'rb').read()
+probs, dists = RNNME(RNNMEParams(hidden=32, me_bits=16, input2=1)).run(data, keep_dists=True)
+open(sys.argv[2], 'wb').write(probs.tobytes() + dists.tobytes())
+"""
+
+
+def test_generic_cpu_target_gives_the_same_bits(tmp_path):
+    # a scalar build (NUMBA_CPU_NAME=generic, no AVX) against this machine's vectorised one: the
+    # loops that vectorise run across units, so each lane does the scalar code's operations
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "input"
+    src.write_bytes(TEXT * 4)
+    outputs = []
+    for cpu_name in (None, "generic"):
+        env = dict(os.environ)
+        if cpu_name:
+            env["NUMBA_CPU_NAME"] = cpu_name
+            env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache-generic")
+        dst = tmp_path / f"out-{cpu_name}"
+        subprocess.run([sys.executable, "-c", _TARGET_SCRIPT, str(src), str(dst)], env=env,
+                       check=True, timeout=600)
+        outputs.append(dst.read_bytes())
+    assert outputs[0] == outputs[1]
+    probs = RNNME(RNNMEParams(hidden=32, me_bits=16, input2=1)).run(TEXT * 4)
+    assert outputs[0].startswith(probs.tobytes())

@@ -14,7 +14,12 @@ Mikolov's RNNME (thesis, chapter 7) for bytes:
   the row's use count (a fresh context learns fast, a well-known one slowly);
 * online training while coding (dynamic evaluation): output layer and direct connections every
   byte, the recurrent weights by truncated back-propagation through time in blocks of `bptt`
-  bytes, with the hidden error clipped and a learning rate that decays with position.
+  bytes, with the hidden error clipped and a learning rate that decays with position; the
+  network's weights step by AdaMax (default), Adam or plain SGD, the direct connections by SGD.
+
+Measured (bench/NEURAL.md): alone it beats bzip2 -9 on every English file and matches PPMd order
+16; nearly all of that comes from the direct connections, and beside the context-mixing model it
+is worth about 0.004 bpc.
 
 Determinism: everything is plain IEEE +, -, *, / in a fixed order, no fastmath (no FMA contraction,
 no re-association), no BLAS, no libm: tanh and exp are interpolated tables built once from
@@ -104,7 +109,7 @@ class RNNMEParams:
     word_feature: int = 1  # 1: the current word (+ previous byte) is a feature; 2: + word pair
     input2: int = 0  # 1: the byte two back is a network input too
     word_input_bits: int = 0  # > 0: an embedding row per hashed current word (2^bits rows)
-    lr_micro: int = 2000  # initial step size x 1e-6 (network; Adam)
+    lr_micro: int = 2000  # initial step size x 1e-6 (network and output layer)
     lr_min_micro: int = 300  # floor of the decaying rate
     lr_half: int = 100000  # the rate is lr / (1 + pos / lr_half)
     out_scale_milli: int = 1000  # output-layer rate relative to the network rate
