@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .contexts import hash2
 from .jit import kernel
+from .tree import path_node
 from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
 
 ORDER0_LIMIT = 255  # count limit of the order-0 map
@@ -73,45 +74,47 @@ def claim_nibble_slots(st):
         st.slots[i] = claim_slot(st.tables[i], hash2(st.ctx_hash[i], salt), st.priority)
 
 
-@kernel(inline=True)
-def context_inputs(st, tables, slots, j, inputs):
-    """Node j's mixer inputs from every context into inputs[0..]: stretch(p), then (ctx_inputs
-    >= 2) the same if the history is deterministic, then (3) p linear.  Returns (inputs written,
-    contexts that have seen this node)."""
+@kernel
+def predict_inputs(st, tables, slots, node):
+    """Every node's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
+    >= 2 the same if the history is deterministic, then with 3 p linear) and from the order-0 map
+    (the next column); node_seen: how many contexts have seen the node."""
+    nctx = st.cfg[C_NCTX]
     ci = st.cfg[C_CTX_INPUTS]
-    stretch = st.stretch
-    n = 0
-    seen = 0
-    for i in range(st.cfg[C_NCTX]):
-        s = tables[i, slots[i] + j]
-        p12 = st.sm_p[i, s] >> 10
-        sx = stretch[p12]
-        inputs[n] = sx
-        n += 1
-        if ci >= 2:
-            inputs[n] = sx * st.state_det[s]
+    sm_p, stretch, state_det, o0_p = st.sm_p, st.stretch, st.state_det, st.o0_p
+    inputs = node.inputs
+    for j in range(1, 16):
+        n = 0
+        seen = 0
+        for i in range(nctx):
+            s = tables[i, slots[i] + j]
+            p12 = sm_p[i, s] >> 10
+            sx = stretch[p12]
+            inputs[j, n] = sx
             n += 1
-        if ci >= 3:
-            inputs[n] = (p12 - 2048) >> 2
-            n += 1
-        if s != 0:
-            seen += 1
-    return n, seen
+            if ci >= 2:
+                inputs[j, n] = sx * state_det[s]
+                n += 1
+            if ci >= 3:
+                inputs[j, n] = (p12 - 2048) >> 2
+                n += 1
+            if s != 0:
+                seen += 1
+        inputs[j, n] = stretch[o0_p[node.node_c0[j]] >> 10]
+        node.node_seen[j] = seen
 
 
-@kernel(inline=True)
-def order0_input(st, c0):
-    return st.stretch[st.o0_p[c0] >> 10]
-
-
-@kernel(inline=True)
-def learn_node(st, j, c0, bit):
-    """Node j's bit is known: every context's state map and state, and the order-0 map, learn."""
-    recip = st.recip
+@kernel
+def learn(st, value):
+    """The coded nibble's path: every context's state map and state, and the order-0 map, learn."""
+    recip, tables, slots, sm_p, sm_n = st.recip, st.tables, st.slots, st.sm_p, st.sm_n
     limit = st.cfg[C_SM_LIMIT]
-    for i in range(st.cfg[C_NCTX]):
-        off = st.slots[i] + j
-        s = st.tables[i, off]
-        counter_update(st.sm_p[i], st.sm_n[i], s, bit, recip, limit)
-        st.tables[i, off] = st.next_state[s, bit]
-    counter_update(st.o0_p, st.o0_n, c0, bit, recip, ORDER0_LIMIT)
+    nctx = st.cfg[C_NCTX]
+    for d in range(4):
+        j, bit = path_node(value, d)
+        for i in range(nctx):
+            off = slots[i] + j
+            s = tables[i, off]
+            counter_update(sm_p[i], sm_n[i], s, bit, recip, limit)
+            tables[i, off] = st.next_state[s, bit]
+        counter_update(st.o0_p, st.o0_n, st.node.node_c0[j], bit, recip, ORDER0_LIMIT)

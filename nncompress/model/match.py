@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from .contexts import hash2
 from .jit import kernel
-from .state import (C_HIST_BITS, C_MATCH_BITS, C_MATCH_MIN, R_MATCH_BYTE, R_MATCH_LEN,
-                    R_MATCH_PTR, R_POS)
 from .histories import counter_update
+from .state import (C_HIST_BITS, C_MATCH_BITS, C_MATCH_MIN, R_HI, R_MATCH_BYTE, R_MATCH_LEN,
+                    R_MATCH_PTR, R_NIBBLE, R_POS)
+from .tree import path_node
 
 CONFIDENCE_LIMIT = 1023  # count limit of the confidence map
 VERIFY_LIMIT = 32  # bytes compared backwards to verify a candidate (the hash may collide)
@@ -22,7 +23,7 @@ def match_bucket(length):
     return b if b < 31 else 31
 
 
-@kernel
+@kernel(inline=True)
 def expected_bit(reg, nibble, hi, j):
     """Expected bit at node j if the match model's predicted byte agrees with the path so far,
     else -1."""
@@ -40,19 +41,31 @@ def expected_bit(reg, nibble, hi, j):
     return (half >> (3 - d)) & 1
 
 
-@kernel(inline=True)
-def match_input(st, reg, eb):
-    """The mixer input: stretch(confidence) when a bit is expected, else 0."""
-    if eb >= 0:
-        return st.stretch[st.msm_p[match_bucket(reg[R_MATCH_LEN]) * 2 + eb] >> 10]
-    return 0
+@kernel
+def predict_inputs(st, reg, node, col):
+    """Every node's expected bit (node_eb, -1: none) and mixer input in column col:
+    stretch(confidence) when a bit is expected, else 0."""
+    nibble = reg[R_NIBBLE]
+    hi = reg[R_HI]
+    bucket = match_bucket(reg[R_MATCH_LEN])
+    for j in range(1, 16):
+        eb = expected_bit(reg, nibble, hi, j)
+        node.node_eb[j] = eb
+        if eb >= 0:
+            node.inputs[j, col] = st.stretch[st.msm_p[bucket * 2 + eb] >> 10]
+        else:
+            node.inputs[j, col] = 0
 
 
-@kernel(inline=True)
-def learn_node(st, eb, bit):
-    if eb >= 0:
-        counter_update(st.msm_p, st.msm_n, match_bucket(st.reg[R_MATCH_LEN]) * 2 + eb, bit,
-                       st.recip, CONFIDENCE_LIMIT)
+@kernel
+def learn(st, value):
+    """The coded nibble's path: the confidence of each expected bit learns."""
+    bucket = match_bucket(st.reg[R_MATCH_LEN])
+    for d in range(4):
+        j, bit = path_node(value, d)
+        eb = st.node.node_eb[j]
+        if eb >= 0:
+            counter_update(st.msm_p, st.msm_n, bucket * 2 + eb, bit, st.recip, CONFIDENCE_LIMIT)
 
 
 @kernel

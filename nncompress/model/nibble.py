@@ -23,48 +23,38 @@ from . import apm, contexts, histories, match, mixer, rnn
 from .contexts import hash2
 from .jit import kernel
 from .packed import unpack
-from .state import C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
-
-
-@kernel(inline=True)
-def node_c0(nibble, hi, j):
-    """The partial byte (with a leading 1 bit) at node j (1..15) of the given nibble."""
-    d = 0
-    while (j >> (d + 1)) != 0:
-        d += 1
-    root = 1 if nibble == 0 else 16 + hi
-    return (root << d) | (j - (1 << d))
+from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
+from .tree import node_c0
 
 
 @kernel
 def predict_nibble(st, reg, tables, slots, node, out):
     """The next nibble's 16 (unnormalised) probabilities into out.  reg, tables, slots and node
-    are st's own except in peek_low_nibbles, which predicts from scratch copies."""
-    nh = st.cfg[C_RNN_H]
-    has_match = st.cfg[C_MATCH_MIN] > 0
+    are st's own except in peek_low_nibbles, which predicts from scratch copies.
+
+    Each component fills its columns of every node's mixer inputs (contexts, order 0, match,
+    recurrent, then the bias), then the mixers and the APMs work node by node.  Nodes do not
+    depend on each other, so component by component is the same as node by node."""
+    cfg = st.cfg
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
-    t = reg[R_RNN_T]
-    rnn_pattern = rnn.sign_pattern(st, t)
-    inputs = node.inputs
     for j in range(1, 16):
-        c0 = node_c0(nibble, hi, j)
-        n, seen = histories.context_inputs(st, tables, slots, j, inputs[j])
-        inputs[j, n] = histories.order0_input(st, c0)
-        n += 1
-        eb = -1
-        if has_match:
-            eb = match.expected_bit(reg, nibble, hi, j)
-            inputs[j, n] = match.match_input(st, reg, eb)
-            n += 1
-        if nh > 0:
-            z = rnn.logit(st, c0, t)
-            node.node_z[j] = z
-            inputs[j, n] = rnn.mixer_input(z)
-            n += 1
-        inputs[j, n] = 256  # bias
-        pm = mixer.predict_node(st, reg, node, nibble, j, c0, seen, eb, rnn_pattern)
-        node.node_p[j] = apm.refine(st, reg, node, j, c0, pm)
+        node.node_c0[j] = node_c0(nibble, hi, j)
+    histories.predict_inputs(st, tables, slots, node)
+    col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
+    if cfg[C_MATCH_MIN] > 0:
+        match.predict_inputs(st, reg, node, col)
+        col += 1
+    else:
+        for j in range(1, 16):
+            node.node_eb[j] = -1
+    if cfg[C_RNN_H] > 0:
+        rnn.predict_inputs(st, reg, node, col)
+        col += 1
+    for j in range(1, 16):
+        node.inputs[j, col] = 256  # bias
+    mixer.predict(st, reg, node, rnn.sign_pattern(st, reg[R_RNN_T]))
+    apm.refine(st, reg, node)
     node_p = node.node_p
     for v in range(16):
         j = 1
@@ -79,25 +69,15 @@ def predict_nibble(st, reg, tables, slots, node, out):
 
 @kernel
 def learn_nibble(st, value):
-    """Every node on the coded nibble's path learns its bit."""
-    reg = st.reg
-    nibble = reg[R_NIBBLE]
-    hi = reg[R_HI]
-    has_match = st.cfg[C_MATCH_MIN] > 0
-    has_rnn = st.cfg[C_RNN_H] > 0
-    t = reg[R_RNN_T]
-    j = 1
-    for d in range(4):
-        bit = (value >> (3 - d)) & 1
-        c0 = node_c0(nibble, hi, j)
-        histories.learn_node(st, j, c0, bit)
-        if has_match:
-            match.learn_node(st, match.expected_bit(reg, nibble, hi, j), bit)
-        mixer.learn_node(st, j, c0, bit)
-        apm.learn_node(st, j, bit)
-        if has_rnn:
-            rnn.learn_node(st, j, c0, t, bit)
-        j = 2 * j + bit
+    """Every node on the coded nibble's path learns its bit, in every component (each
+    component's state is its own, so component by component is the same as node by node)."""
+    histories.learn(st, value)
+    if st.cfg[C_MATCH_MIN] > 0:
+        match.learn(st, value)
+    mixer.learn(st, value)
+    apm.learn(st, value)
+    if st.cfg[C_RNN_H] > 0:
+        rnn.learn(st, value)
 
 
 @kernel

@@ -12,6 +12,7 @@ import numpy as np
 
 from .jit import kernel
 from .state import C_RNN_BPTT, C_RNN_H, R_RNN_T
+from .tree import path_node
 
 SIGNS = 4  # units whose signs form the RNN_SIGNS selector's pattern
 
@@ -99,31 +100,39 @@ def sign_pattern(st, t):
     return pattern
 
 
-@kernel(inline=True)
-def logit(st, c0, t):
-    z = st.rnn_b[c0]
-    for k in range(st.cfg[C_RNN_H]):
-        z += st.rnn_v[c0, k] * st.rnn_s[t, k]
-    return z
+@kernel
+def predict_inputs(st, reg, node, col):
+    """Every node's logit V[c0] . s(t) + b[c0] (node_z) and its mixer input in column col:
+    stretch units (x256), clamped."""
+    nh = st.cfg[C_RNN_H]
+    t = reg[R_RNN_T]
+    rnn_v, rnn_s = st.rnn_v, st.rnn_s
+    for j in range(1, 16):
+        c0 = node.node_c0[j]
+        z = st.rnn_b[c0]
+        for k in range(nh):
+            z += rnn_v[c0, k] * rnn_s[t, k]
+        node.node_z[j] = z
+        zi = z * 256.0
+        if zi > 2047.0:
+            zi = 2047.0
+        elif zi < -2047.0:
+            zi = -2047.0
+        node.inputs[j, col] = int(zi)
 
 
-@kernel(inline=True)
-def mixer_input(z):
-    """The logit as a mixer input: stretch units (x256), clamped."""
-    zi = z * 256.0
-    if zi > 2047.0:
-        zi = 2047.0
-    elif zi < -2047.0:
-        zi = -2047.0
-    return int(zi)
-
-
-@kernel(inline=True)
-def learn_node(st, j, c0, t, bit):
-    """Node j's bit is known: V[c0] and b[c0] learn; the error flows into the block's gradient."""
+@kernel
+def learn(st, value):
+    """The coded nibble's path: V[c0] and b[c0] learn; the error flows into the block's gradient."""
+    nh = st.cfg[C_RNN_H]
+    t = st.reg[R_RNN_T]
     lr = st.rnn_lr[0]
-    e = bit - rnn_sigmoid(st.sig, st.node.node_z[j])
-    for k in range(st.cfg[C_RNN_H]):
-        st.rnn_g[t, k] += e * st.rnn_v[c0, k]
-        st.rnn_v[c0, k] += lr * e * st.rnn_s[t, k]
-    st.rnn_b[c0] += lr * e
+    rnn_v, rnn_s, rnn_g, node = st.rnn_v, st.rnn_s, st.rnn_g, st.node
+    for d in range(4):
+        j, bit = path_node(value, d)
+        c0 = node.node_c0[j]
+        e = bit - rnn_sigmoid(st.sig, node.node_z[j])
+        for k in range(nh):
+            rnn_g[t, k] += e * rnn_v[c0, k]
+            rnn_v[c0, k] += lr * e * rnn_s[t, k]
+        st.rnn_b[c0] += lr * e

@@ -148,7 +148,7 @@ class Field:
         return len(self.shape(_SHAPE_PROBE))
 
 
-NODES = 16  # the 15 tree nodes of a nibble, numbered 1..15 (index 0 unused)
+NODES = 16  # per-node arrays: the nibble tree's nodes are 1..15 (tree.py), index 0 unused
 
 FIELDS = (
     # the step: configuration and scalar registers
@@ -204,6 +204,9 @@ FIELDS = (
     Field("sig", "float64", lambda d: (detmath.SIGMOID.shape[0],), "rnn",
           lambda d: detmath.SIGMOID, twin=False),
     # one prediction's working set, kept for learning once the nibble is known
+    Field("node_c0", "int64", lambda d: (NODES,), "nibble", node=True, twin=False),
+    Field("node_seen", "int64", lambda d: (NODES,), "histories", node=True, twin=False),
+    Field("node_eb", "int64", lambda d: (NODES,), "match", node=True, twin=False),
     Field("inputs", "int32", lambda d: (NODES, d.ninputs), "nibble", node=True, twin=False),
     Field("node_row", "int64", lambda d: (NODES, MAX_SELECTORS), "nibble", node=True, twin=False),
     Field("node_sx", "int32", lambda d: (NODES, MAX_SELECTORS), "nibble", node=True, twin=False),
