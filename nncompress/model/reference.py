@@ -608,6 +608,48 @@ class ReferencePredictor:
     def learn(self, nibble: int) -> None:
         self._pending = nibble
 
+    def state_by_field(self) -> dict:
+        """The learned state under the names of the fast model's state declaration
+        (`state.FIELDS` with twin=True): field -> [(index, expected value of array[index]), ...].
+        Components that are off contribute no entries; rows never touched are left out."""
+        h = self.history
+        s = {name: [] for name in (
+            "hist", "ind", "tables", "sm_p", "sm_n", "o0_p", "o0_n", "match_table", "msm_p",
+            "msm_n", "mixw", "mixn", "fmixw", "apm1", "apm2", "rnn_u", "rnn_w", "rnn_v", "rnn_b",
+            "rnn_s", "rnn_x", "rnn_g")}
+        s["hist"].append((..., list(h.buffer)))
+        s["ind"].append((..., h.followers1 + h.followers2))
+        for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
+            s["tables"].append((i, list(slots.table)))
+            s["sm_p"].append((i, smap.p))
+            s["sm_n"].append((i, smap.n))
+        s["o0_p"].append((..., self.order0.p))
+        s["o0_n"].append((..., self.order0.n))
+        if self.match is not None:
+            s["match_table"].append((..., self.match.last_seen))
+            s["msm_p"].append((..., self.match.confidence.p))
+            s["msm_n"].append((..., self.match.confidence.n))
+        base = 0  # the fast model stacks the selectors' weight rows in mixer order
+        for kind, mixer in zip(self.selectors, self.mixers):
+            for row, weights in mixer.weights.items():
+                s["mixw"].append((base + row, weights))
+            for row, count in mixer.counts.items():
+                s["mixn"].append((base + row, count))
+            base += SELECTOR_ROWS[kind]
+        if len(self.mixers) > 1:
+            s["fmixw"].append(((slice(None), slice(0, len(self.mixers))), self.final.weights))
+        for name, apm in (("apm1", self.apm1), ("apm2", self.apm2)):
+            for row, points in apm.rows.items():
+                s[name].append((row, points))
+        if self.rnn is not None:
+            rnn = self.rnn
+            steps = slice(0, len(rnn.states))
+            for name, value in (("rnn_u", rnn.U), ("rnn_w", rnn.W), ("rnn_v", rnn.V), ("rnn_b", rnn.b)):
+                s[name].append((..., value))
+            for name, value in (("rnn_s", rnn.states), ("rnn_x", rnn.bytes), ("rnn_g", rnn.grads)):
+                s[name].append((steps, value))
+        return s
+
     # -- internals --
 
     def _hash_contexts(self) -> None:
