@@ -364,7 +364,7 @@ class Mixer:
             self.weights[row] = list(self.initial_row)
         return self.weights[row]
 
-    def dot(self, row: int, inputs: list) -> int:
+    def mix(self, row: int, inputs: list) -> int:
         w = self._row(row)
         total = 0
         for i in range(len(inputs)):
@@ -718,7 +718,7 @@ class ReferencePredictor:
         node.rows, node.stretched, node.probs = [], [], []
         for kind, mixer in zip(self.selectors, self.mixers):
             row = self._selector_row(kind, c0, j, seen, node.expected, pattern)
-            x = mixer.dot(row, inputs)
+            x = mixer.mix(row, inputs)
             node.rows.append(row)
             node.stretched.append(x)
             node.probs.append(SQUASH[x + 2048])
