@@ -4,6 +4,10 @@ compiled through nncompress/model/jit.py (the one place the numba options live).
 
 import ast
 import importlib
+import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,13 +104,11 @@ def test_model_calls_no_transcendentals(path):
 
 
 def _model_dispatchers():
-    """Every compiled function the model modules hold (generated ones included), once."""
-    seen = set()
+    """Every compiled function defined in the model modules (generated ones included)."""
     for path in MODEL_MODULES:
         module = importlib.import_module(f"nncompress.model.{path.stem}")
         for name, value in vars(module).items():
-            if isinstance(value, CPUDispatcher) and id(value) not in seen:
-                seen.add(id(value))
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
                 yield f"{path.stem}.{name}", value
 
 
@@ -132,3 +134,55 @@ def test_every_kernel_is_cached_except_generated_code():
         if dispatcher is packed.unpack:  # generated from the state declaration: no source file
             continue
         assert isinstance(dispatcher._cache, jit._ModelCache), name
+
+
+# Numba finds no writable cache directory: a read-only install and no writable home (a service
+# account).  Simulated by taking away numba's own cache locators, which is what that situation
+# leaves (as root every directory is writable, so permissions cannot produce it here).
+NO_CACHE_DIRECTORY = """
+import sys, tempfile
+import numpy as np
+from numba.core import caching
+caching.CompileResultCacheImpl._locator_classes = []
+if sys.argv[1] == "no-temp":
+    tempfile.gettempdir = lambda: "/dev/null/not-a-directory"
+import nncompress
+from nncompress.model.histories import lookup_slot
+table = np.zeros(256, dtype=np.uint8)
+table[16 * 4 + 16] = 7
+print(lookup_slot(table, (7 << 24) | 4))
+"""
+
+
+def _run_without_cache_directory(mode, tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env.pop("NUMBA_CACHE_DIR", None)
+    return subprocess.run([sys.executable, "-c", NO_CACHE_DIRECTORY, mode], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_no_writable_cache_directory_falls_back_to_a_private_temporary_one(tmp_path):
+    result = _run_without_cache_directory("temp", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["80"]  # the slot after the first (offset 16 * 5)
+    private = tmp_path / f"nncompress-numba-cache-{os.getuid()}"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert list(private.rglob("histories.lookup_slot-*.nbi"))  # it was cached there
+
+
+def test_no_cache_directory_at_all_compiles_in_memory_with_a_note(tmp_path):
+    result = _run_without_cache_directory("no-temp", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["80"]
+    notes = [line for line in result.stderr.splitlines() if "nncompress:" in line]
+    assert len(notes) == 1 and "no writable cache directory" in notes[0]
+
+
+def test_private_cache_directory_refused_when_others_may_write_it(tmp_path, monkeypatch):
+    from nncompress.model import jit
+
+    monkeypatch.setattr(jit.tempfile, "gettempdir", lambda: str(tmp_path))
+    path = tmp_path / f"nncompress-numba-cache-{os.getuid()}"
+    assert jit.private_cache_dir() == str(path)
+    path.chmod(0o777)
+    assert jit.private_cache_dir() is None

@@ -61,7 +61,8 @@ def _generate_unpack():
         f"        {model},\n"
         f"        Node({node}))\n"
     )
-    namespace = dict(State=state.State, Node=state.Node, _view1=_view1, _view2=_view2)
+    namespace = dict(__name__=__name__, State=state.State, Node=state.Node, _view1=_view1,
+                     _view2=_view2)
     exec(compile(source, "<nncompress.model.packed: generated from state.FIELDS>", "exec"),
          namespace)
     return source, namespace["unpack"]
