@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from .contexts import hash2
 from .jit import kernel
-from .tree import path_node
 from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
+from .tree import path_node
 
 ORDER0_LIMIT = 255  # count limit of the order-0 map
 

@@ -89,7 +89,6 @@ class StateTable:
         self.next_state, self.counts = build_state_table(variant)
         n0 = self.counts[:, 0].astype(np.int64)
         n1 = self.counts[:, 1].astype(np.int64)
-        self.num_states = int(np.count_nonzero(n0 + n1)) + 1
         # Replacement priority of a hash slot: how much evidence its first node holds.
         self.priority = (n0 + n1).astype(np.int32)
         # 1 where only one bit value has been seen (a deterministic history), else 0.
