@@ -100,6 +100,8 @@ _uncached_note_shown = False
 
 def _enable_cache(dispatcher) -> None:
     global _uncached_note_shown
+    if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (debugging): plain Python functions
+        return
     try:
         dispatcher._cache = _ModelCache(dispatcher.py_func)
     except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
