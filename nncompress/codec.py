@@ -15,9 +15,9 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .errors import NNCError
-from .model.kernels import SEL_ROWS
 from .model.params import ModelParams
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
+from .model.state import model_memory
 from .presets import DEFAULT_LEVEL, params_for_level
 
 # Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
@@ -34,19 +34,6 @@ Progress = Optional[Callable[[int], None]]
 # backs large tables with huge pages, so each hashed touch commits 2 MiB.  The encoder enforces
 # the same bound, so it never writes an archive the decoder would refuse.
 MAX_MODEL_MEMORY = 2 << 30
-
-
-def model_memory(params: ModelParams) -> int:
-    """Bytes the predictor's arrays take for these parameters (the large ones; within ~1 MiB)."""
-    nh = max(params.rnn_hidden, 1)
-    tables = len(params.contexts) << params.table_bits
-    history = 1 << params.history_bits
-    match = (8 << params.match_bits) if params.match_min else 8
-    apms = ((1 << 16) + (256 << (8 * params.apm1_order))) * 33 * 4
-    rnn = (3 * 256 * nh + 3 * nh * nh) * 8
-    ninputs = len(params.contexts) * params.ctx_inputs + 4
-    mixers = sum(SEL_ROWS[k] for k in params.selectors) * (ninputs + 1) * 4  # weights + counts
-    return tables + history + match + apms + rnn + mixers
 
 
 class StreamEncoder:
