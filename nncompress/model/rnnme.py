@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from numba import njit
+from .jit import kernel
 
 from .detmath import det_exp
 
@@ -197,7 +197,7 @@ def deterministic_uniform(count: int, seed: int) -> np.ndarray:
 
 # ---- kernels ------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def mix32(a, b):
     """32-bit hash of two values (operands masked to 32 bits so int64 never overflows)."""
     h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
@@ -209,7 +209,7 @@ def mix32(a, b):
     return h
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def table_tanh(fp, act, x):
     t = (x + fp[F_ACT_LO]) * fp[F_ACT_STEPS]
     if t <= fp[F_ZERO]:
@@ -223,7 +223,7 @@ def table_tanh(fp, act, x):
     return act[i] + (act[i + 1] - act[i]) * f
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def table_exp(fp, expt, x):
     """exp(x) for x <= 0 (x below the table's range reads as its first entry)."""
     t = (x + fp[F_EXP_LO]) * fp[F_EXP_STEPS]
@@ -238,7 +238,7 @@ def table_exp(fp, expt, x):
     return expt[i] + (expt[i + 1] - expt[i]) * f
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def adam_row(fp, lr, w, m, v, g, mode):
     """One Adam step (ascent along g, no bias correction) for each element of a weight row;
     mode 2 is AdaMax (v tracks max |g| instead of g^2: no square root at all)."""
@@ -265,7 +265,7 @@ def adam_row(fp, lr, w, m, v, g, mode):
             w[i] += (lr * mi) / (np.sqrt(vi) + eps)
 
 
-@njit(cache=True)
+@kernel
 def softmax16(fp, expt, z, p):
     mx = z[0]
     for c in range(1, 16):
@@ -280,7 +280,7 @@ def softmax16(fp, expt, z, p):
         p[c] = p[c] / total
 
 
-@njit(cache=True)
+@kernel
 def feature_hashes(cfg, reg, fh):
     """Hash of each direct-connection feature for the byte about to be coded."""
     c4 = reg[R_C4]
@@ -298,7 +298,7 @@ def feature_hashes(cfg, reg, fh):
         fh[f] = h
 
 
-@njit(cache=True)
+@kernel
 def output_logits(cfg, s, vout, bout, me, fbase, z):
     """z[c] = b[c] + sum_k V[k, c] s[k] + sum_f me[fbase[f] + c]   (k ascending, then f ascending)."""
     nh = cfg[K_H]
@@ -314,7 +314,7 @@ def output_logits(cfg, s, vout, bout, me, fbase, z):
             z[c] += me[base + c]
 
 
-@njit(cache=True)
+@kernel
 def predict_high(st, out):
     """The high nibble's 16 probabilities for the next byte (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
@@ -329,7 +329,7 @@ def predict_high(st, out):
         out[c] = ph[c]
 
 
-@njit(cache=True)
+@kernel
 def predict_low(st, hi, out):
     """The low nibble's 16 probabilities given the high nibble hi (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
@@ -345,7 +345,7 @@ def predict_low(st, hi, out):
         out[c] = pl[c]
 
 
-@njit(cache=True)
+@kernel
 def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, fbase, p, target,
                   lr_out):
     """One softmax's cross-entropy step: error e = onehot(target) - p.  Adds V e to the hidden
@@ -403,7 +403,7 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
             me[base + c] += rate * e[c]
 
 
-@njit(cache=True)
+@kernel
 def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
     """Back-propagate the stored hidden errors through the block (newest step first), updating
     W and the input rows; then start a new block from the last state.  SGD updates W at each
@@ -478,7 +478,7 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
     reg[R_T] = 0
 
 
-@njit(cache=True)
+@kernel
 def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act):
     """s(t+1) = tanh(U1[c1] + U2[c2] + Uw[word] + sum_m W[m, .] s(t)[m]) into the block buffer."""
     nh = cfg[K_H]
@@ -507,7 +507,7 @@ def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act):
     reg[R_T] = t + 1
 
 
-@njit(cache=True)
+@kernel
 def learn_byte(st, byte):
     """Train on the byte just coded (after predict_high and predict_low(byte >> 4)), then advance
     the network and the features to the next byte."""
@@ -548,7 +548,7 @@ def learn_byte(st, byte):
     feature_hashes(cfg, reg, fh)
 
 
-@njit(cache=True)
+@kernel
 def run_known(st, data, probs, dists):
     """Code `data` without a coder: probs[i] = P(data[i]); dists[i] (if dists has rows) = the
     high nibble's 16 probabilities followed by the low nibble's given the actual high nibble."""
@@ -567,7 +567,7 @@ def run_known(st, data, probs, dists):
         learn_byte(st, byte)
 
 
-@njit(cache=True)
+@kernel
 def node_probabilities(p16, out):
     """For a binary-node mixer: out[j] = P(bit 1 at heap node j) for the nodes 1..15 of a nibble
     tree (node j's children are 2j for bit 0 and 2j + 1 for bit 1; leaf 16 + v is nibble v),
