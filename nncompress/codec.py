@@ -3,7 +3,7 @@
 Both directions drive the model through the same kernel, `kernels.step` (learn the nibble just
 coded, predict the next): the encoder runs it over known data inside numba and hands the
 predictions to the range coder in one batch; the decoder runs it nibble by nibble, decoding each
-nibble before the model may learn it.  Nothing else touches the model, so the two cannot drift.
+nibble before the model may learn it (inside one numba loop with the coder, see coder.decode_run).  Nothing else touches the model, so the two cannot drift.
 """
 
 from __future__ import annotations
@@ -120,19 +120,14 @@ class BlockDecoder:
 
     def block(self, frame: fmt.BlockFrame, payload: bytes, progress: Progress = None) -> bytes:
         decoder = NibbleDecoder(payload)
-        predictor = self._predictor
-        predict_next, learn, decode = predictor.predict_next, predictor.learn, decoder.decode
         count = 2 * frame.raw_len
         nibbles = np.empty(count, dtype=np.uint8)
         report_every = 1 << 15
-        for k in range(count):
-            value = decode(predict_next())
-            learn(value)
-            nibbles[k] = value
-            if progress and (k + 1) % report_every == 0:
-                progress(report_every // 2)
-        if progress:
-            progress((count % report_every) // 2)
+        for start in range(0, count, report_every):
+            piece = min(report_every, count - start)
+            decoder.decode_run(self._predictor, nibbles, start, piece)
+            if progress:
+                progress(piece // 2)
         raw = nibbles_to_bytes(nibbles)
         if fmt.crc32(raw) != frame.crc:
             raise NNCError("corrupt archive: block checksum mismatch (data damaged)")

@@ -1,0 +1,48 @@
+"""Decoding with the model inside one numba loop: step the model, decode a nibble, repeat.
+
+The per-nibble round trip through Python (one kernel call and one constriction model per
+nibble) made decoding markedly slower than encoding; here the model's step kernel and the
+range-coder twin (nncompress.rangecoder) run in the same compiled loop.  The loop is resumable:
+the coder's state lives in its array and the model's in the predictor, so a block can be
+decoded in pieces of any size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import rangecoder
+from .model.kernels import step as model_step  # the model's one step kernel (learn, then predict)
+
+_decode_row = rangecoder.decode_row
+
+
+@njit(cache=True)
+def decode_with_model(packed, pending, state, words, out, start, count, probabilities, cdf):
+    """Decode out[start : start + count]: before each nibble the model learns the previous one
+    (pending; < 0 at the start of a stream) and predicts into probabilities.
+
+    Returns (status, pending): status 0, or rangecoder.INVALID_DATA / BAD_DISTRIBUTION; pending
+    is the last nibble decoded, which the model has not learned yet."""
+    value = pending
+    for k in range(start, start + count):
+        model_step(packed, value, probabilities)
+        symbol = _decode_row(state, words, probabilities, cdf)
+        if symbol < 0:
+            return symbol, value
+        out[k] = symbol
+        value = symbol
+    return 0, value
+
+
+def decode_run(predictor, state: np.ndarray, words: np.ndarray, out: np.ndarray, start: int,
+               count: int, scratch: tuple[np.ndarray, np.ndarray]) -> int:
+    """Drive `predictor` (nncompress.model.predictor.Predictor) through count nibbles; returns the
+    coder status (0: fine).  Uses the predictor's packed state and pending nibble directly: this
+    is the in-kernel twin of its predict_next()/learn() pair."""
+    probabilities, cdf = scratch
+    status, pending = decode_with_model(predictor._packed, predictor._pending, state, words, out,
+                                        start, count, probabilities, cdf)
+    predictor._pending = int(pending)
+    return int(status)
