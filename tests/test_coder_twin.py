@@ -294,3 +294,25 @@ def test_nnc_coder_forces_a_backend():
     assert default.stdout.splitlines()[0] == "constriction twin"
     wrong = selection("fast")
     assert wrong.returncode != 0 and "NNC_CODER" in wrong.stderr
+
+
+def test_constriction_is_required_exactly_where_it_has_wheels():
+    """pyproject's marker: constriction 0.5 ships wheels for CPython 3.10-3.14 on x86-64 Linux
+    (glibc), macOS (x86-64, arm64) and x86-64 Windows, and no source package (checked with
+    `pip download --only-binary=:all: --platform ...`); everywhere else the twin codes."""
+    tomllib = pytest.importorskip("tomllib")
+    requirements = pytest.importorskip("packaging.requirements")
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    (dep,) = [requirements.Requirement(d) for d in deps if d.startswith("constriction")]
+    assert dep.specifier.contains("0.5.0") and not dep.specifier.contains("0.6.0")
+
+    def wanted(system, machine, python="3.12"):
+        return dep.marker.evaluate(dict(sys_platform=system, platform_machine=machine,
+                                        python_version=python))
+
+    assert wanted("linux", "x86_64") and wanted("darwin", "arm64") and wanted("darwin", "x86_64")
+    assert wanted("win32", "AMD64") and wanted("linux", "x86_64", "3.10")
+    assert not wanted("linux", "aarch64") and not wanted("linux", "ppc64le")
+    assert not wanted("linux", "s390x") and not wanted("win32", "ARM64")
+    assert not wanted("linux", "x86_64", "3.15")
