@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 from . import rangecoder
-from .model.kernels import step as model_step  # the model's one step kernel (learn, then predict)
+# the model's step kernel (learn, then predict) on its unpacked state, and the unpacking
+from .model.kernels import step_state as model_step, unpack as model_state
 
 _decode_row = rangecoder.decode_row
 
@@ -25,9 +26,10 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
 
     Returns (status, pending): status 0, or rangecoder.INVALID_DATA / BAD_DISTRIBUTION; pending
     is the last nibble decoded, which the model has not learned yet."""
+    model = model_state(packed)  # once per call, not per nibble as `step` would
     value = pending
     for k in range(start, start + count):
-        model_step(packed, value, probabilities)
+        model_step(model, value, probabilities)
         symbol = _decode_row(state, words, probabilities, cdf)
         if symbol < 0:
             return symbol, value
