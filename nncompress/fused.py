@@ -9,6 +9,9 @@ decoded in pieces of any size.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
@@ -36,6 +39,42 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
         out[k] = symbol
         value = symbol
     return 0, value
+
+
+def _dependency_stamp() -> str:
+    """Modification time and size of every file whose code the compiled loop embeds."""
+    model_dir = Path(sys.modules[model_step.py_func.__module__].__file__).parent
+    files = sorted(model_dir.rglob("*.py")) + [Path(rangecoder.__file__)]
+    lines = []
+    for path in files:
+        stat = path.stat()
+        lines.append(f"{path.relative_to(model_dir.parent)} {stat.st_mtime_ns} {stat.st_size}")
+    return "\n".join(lines)
+
+
+def _forget_stale_machine_code() -> None:
+    """numba's cache checks only the caller's own file (numba PR #8396 is unmerged), but the cached
+    loop embeds the model's and the coder's kernels: drop it when any of their files changed, or
+    a decoder would keep running the previous model."""
+    cache = getattr(decode_with_model, "_cache", None)
+    folder = getattr(cache, "_cache_path", None)
+    if folder is None:
+        return
+    marker = Path(folder) / "fused.decode_with_model.deps"
+    stamp = _dependency_stamp()
+    try:
+        if marker.read_text() == stamp:
+            return
+    except OSError:
+        pass
+    cache.flush()
+    try:
+        marker.write_text(stamp)
+    except OSError:
+        pass
+
+
+_forget_stale_machine_code()
 
 
 def decode_run(predictor, state: np.ndarray, words: np.ndarray, out: np.ndarray, start: int,

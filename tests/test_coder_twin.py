@@ -316,3 +316,32 @@ def test_constriction_is_required_exactly_where_it_has_wheels():
     assert not wanted("linux", "aarch64") and not wanted("linux", "ppc64le")
     assert not wanted("linux", "s390x") and not wanted("win32", "ARM64")
     assert not wanted("linux", "x86_64", "3.15")
+
+
+def test_cached_decoder_loop_is_dropped_when_the_model_changes(monkeypatch, tmp_path):
+    """numba would reuse the fused loop's machine code after kernels.py changed (it checks only
+    fused.py); fused drops it when any model or coder file's stamp differs."""
+    from nncompress import fused
+
+    stamp = fused._dependency_stamp()
+    assert "model/kernels.py" in stamp and "rangecoder.py" in stamp
+
+    flushed = []
+
+    class FakeCache:
+        _cache_path = str(tmp_path)
+
+        def flush(self):
+            flushed.append(True)
+
+    class FakeDispatcher:
+        _cache = FakeCache()
+
+    monkeypatch.setattr(fused, "decode_with_model", FakeDispatcher())
+    (tmp_path / "fused.decode_with_model.deps").write_text(stamp)
+    fused._forget_stale_machine_code()
+    assert flushed == []
+    (tmp_path / "fused.decode_with_model.deps").write_text(stamp + "0")  # a size or time changed
+    fused._forget_stale_machine_code()
+    assert flushed == [True]
+    assert (tmp_path / "fused.decode_with_model.deps").read_text() == stamp
