@@ -11,7 +11,9 @@
 # and reused), NNC_ARM_SUITE (bookworm), NNC_ARM_MIRROR, NNC_HOST_PYTHON (an x86-64 Python with
 # nncompress's dependencies; default .venv/bin/python of this tree), NNC_CORPORA (text input:
 # the first 16 KiB of enwik8_1M there, else README.md).  Needs network access (Debian mirror,
-# PyPI).  Takes ~20-40 minutes, most of it numba compiling under emulation.
+# PyPI; a host CA bundle, NNC_ARM_CA_BUNDLE, default /etc/ssl/certs/ca-certificates.crt, is
+# copied in for pip, so that a TLS-inspecting proxy the host trusts works).  Takes ~20-40
+# minutes, most of it numba compiling under emulation.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +24,7 @@ mirror=${NNC_ARM_MIRROR:-http://deb.debian.org/debian}
 host_python=${NNC_HOST_PYTHON:-$repo/.venv/bin/python}
 text=$repo/README.md
 if [ -n "${NNC_CORPORA:-}" ] && [ -f "$NNC_CORPORA/enwik8_1M" ]; then text=$NNC_CORPORA/enwik8_1M; fi
+ca_bundle=${NNC_ARM_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 log=$work/log.txt
 started=$(date +%s)
 
@@ -29,6 +32,11 @@ started=$(date +%s)
 mkdir -p "$work"
 : > "$log"
 step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$log"; }
+# a clean environment: the host's PIP_*/PYTHON* settings name host paths
+in_arm() {
+    chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 PIP_CERT=/opt/host-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 "$@"
+}
 
 step "tools"
 if ! command -v debootstrap >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
@@ -51,11 +59,13 @@ if [ ! -x "$root/usr/bin/python3" ]; then
     chroot "$root" /debootstrap/debootstrap --second-stage >>"$log" 2>&1
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+if [ -f "$ca_bundle" ]; then cp "$ca_bundle" "$root/opt/host-ca.crt"
+else cp "$root/etc/ssl/certs/ca-certificates.crt" "$root/opt/host-ca.crt"; fi
 for fs in proc sys dev; do
     mountpoint -q "$root/$fs" || mount --bind "/$fs" "$root/$fs"
 done
 trap 'for fs in proc sys dev; do umount -l "$root/$fs" 2>/dev/null || true; done' EXIT
-[ "$(chroot "$root" uname -m)" = aarch64 ] || { echo "the chroot does not run as aarch64" >&2; exit 1; }
+[ "$(in_arm uname -m)" = aarch64 ] || { echo "the chroot does not run as aarch64" >&2; exit 1; }
 
 step "copy this tree and install it on arm64 (pip, PyPI wheels)"
 rm -rf "$root/opt/nncompress" "$root/opt/results"
@@ -63,9 +73,9 @@ mkdir -p "$root/opt/nncompress" "$root/opt/results"
 tar -C "$repo" --exclude=.git --exclude=.venv --exclude=__pycache__ --exclude='*.egg-info' \
     --exclude=build -cf - . | tar -C "$root/opt/nncompress" -xf -
 cp "$text" "$root/opt/results/text"
-[ -x "$root/opt/venv/bin/python" ] || chroot "$root" python3 -m venv /opt/venv >>"$log" 2>&1
-chroot "$root" /opt/venv/bin/pip install -q -e '/opt/nncompress[test]' >>"$log" 2>&1
-chroot "$root" /opt/venv/bin/pip list 2>/dev/null | grep -Ei '^(numpy|numba|llvmlite|constriction|nncompress) ' | tee -a "$log"
+[ -x "$root/opt/venv/bin/python" ] || in_arm python3 -m venv /opt/venv >>"$log" 2>&1
+in_arm /opt/venv/bin/pip install -q -e '/opt/nncompress[test]' >>"$log" 2>&1
+in_arm /opt/venv/bin/pip list 2>/dev/null | grep -Ei '^(numpy|numba|llvmlite|constriction|nncompress) ' | tee -a "$log"
 
 step "x86-64 reference run"
 mkdir -p "$work/x86"
@@ -75,7 +85,7 @@ cp -r "$work/x86" "$root/opt/results/x86"
 
 step "arm64 run (emulated; numba compiles first)"
 set +e
-chroot "$root" /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python bench/portability_check.py \
+in_arm /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python bench/portability_check.py \
     --text /opt/results/text --out /opt/results/arm64.json --save-archives /opt/results/arm64 \
     --reference /opt/results/x86/results.json --archives /opt/results/x86/archives' >>"$log" 2>&1
 arm_status=$?
@@ -87,7 +97,7 @@ step "x86-64 decodes the arm64 archives"
 cross_status=$?
 
 step "golden tests on arm64"
-chroot "$root" /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python -m pytest -q -p no:cacheprovider \
+in_arm /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python -m pytest -q -p no:cacheprovider \
     tests/test_golden.py tests/test_coder_twin.py' >"$work/golden.txt" 2>&1
 golden_status=$?
 set -e
@@ -99,8 +109,8 @@ summary=$work/summary.md
     echo "### Run of $(date -u '+%Y-%m-%d %H:%M UTC') ($minutes min)"
     echo
     echo "- host: $(uname -m), kernel $(uname -r); guest: Debian $suite arm64 under $(qemu-aarch64-static --version | head -1)"
-    echo "- arm64 packages: $(chroot "$root" /opt/venv/bin/pip list 2>/dev/null | grep -Ei '^(numpy|numba|llvmlite|constriction) ' | tr -s ' ' | paste -sd ',' -)"
-    echo "- arm64 coder: $(chroot "$root" /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python -c "from nncompress import coder; print(coder.coder_description())"')"
+    echo "- arm64 packages: $(in_arm /opt/venv/bin/pip list 2>/dev/null | grep -Ei '^(numpy|numba|llvmlite|constriction) ' | tr -s ' ' | paste -sd ',' -)"
+    echo "- arm64 coder: $(in_arm /bin/sh -c 'cd /opt/nncompress && /opt/venv/bin/python -c "from nncompress import coder; print(coder.coder_description())"')"
     echo "- text input: first 16 KiB of $(basename "$text"); binary input: bench/portability_check.py binary_input()"
     echo "- arm64 vs x86-64 (archives, probabilities, arm64 decoding x86-64 archives): exit $arm_status"
     echo "- x86-64 decoding arm64 archives: exit $cross_status"
