@@ -43,7 +43,8 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
 
 def _dependency_stamp() -> str:
     """Modification time and size of every file whose code the compiled loop embeds."""
-    model_dir = Path(sys.modules[model_step.py_func.__module__].__file__).parent
+    kernel = getattr(model_step, "py_func", model_step)  # a plain function under NUMBA_DISABLE_JIT
+    model_dir = Path(sys.modules[kernel.__module__].__file__).parent
     files = sorted(model_dir.rglob("*.py")) + [Path(rangecoder.__file__)]
     lines = []
     for path in files:
