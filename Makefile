@@ -2,6 +2,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The benchmark corpora for the tests and the benchmark: the checkout's shared copy unless set.
+# (The package itself never guesses a folder: users pass --corpora, set NNC_CORPORA, or use the
+# cache that `nncompress bench fetch` fills.)
+NNC_CORPORA ?= $(CURDIR)/../shared/corpora
+export NNC_CORPORA
 
 .PHONY: demo test bench install install-bench clean
 

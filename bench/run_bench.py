@@ -6,8 +6,10 @@
     python bench/run_bench.py --files alice29.txt,paper1 --levels 1,6 --provisional "..."
     python bench/run_bench.py --levels none --save-comparators --out bench/out   # comparators only
 
-Every corpus file of corpora/sets.tsv (found and SHA-256-checked as `nncompress bench` does: --corpora,
-NNC_CORPORA, ../shared/corpora, ~/.cache/nncompress/corpora), every comparator that is installed,
+Run it with nncompress importable (`make bench`, or `make install` then `.venv/bin/python bench/run_bench.py`).
+Every corpus file of the catalog (corpora/README.md; found and SHA-256-checked as `nncompress bench`
+does: --corpora, else NNC_CORPORA - the Makefile sets it to ../shared/corpora - else the fetch
+cache), every comparator that is installed,
 nncompress at levels 1, 6 and 9 - except the two large files (bible.txt, world192.txt), which get
 the default level only (--large-levels).  Runs are one at a time on purpose: speeds are
 single-threaded and would disturb each other.
@@ -20,17 +22,18 @@ whose file SHA-256, compressor and compressor version match and measures only th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from nncompress import benchmark, corpora
+from nncompress.plotting import PlotUnavailable, require_matplotlib
+from nncompress.presets import DEFAULT_LEVEL
 
-from nncompress import benchmark, corpora  # noqa: E402
-from nncompress.presets import DEFAULT_LEVEL  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 LARGE_FILES = ("bible.txt", "world192.txt")
 DEFAULT_CACHE = HERE / "comparators.json"
@@ -38,7 +41,7 @@ DEFAULT_CACHE = HERE / "comparators.json"
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", help="comma-separated corpus file names (default: every file in corpora/sets.tsv)")
+    parser.add_argument("--files", help="comma-separated corpus file names (default: every file of the catalog)")
     parser.add_argument("--sets", help="comma-separated corpus sets instead of --files")
     parser.add_argument("--levels", default="1,6,9", help="nncompress levels (default 1,6,9; 'none' to skip)")
     parser.add_argument("--large-levels", default=str(DEFAULT_LEVEL),
@@ -66,7 +69,7 @@ def plan_for(args):
         names = [n.strip() for n in args.files.split(",") if n.strip()]
         unknown = [n for n in names if n not in catalog]
         if unknown:
-            raise SystemExit(f"run_bench: unknown corpus files {unknown} (see corpora/sets.tsv)")
+            raise SystemExit(f"run_bench: unknown corpus files {unknown} (see corpora/README.md)")
         entries = [catalog[n] for n in catalog if n in names]
     elif args.sets:
         wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -97,6 +100,9 @@ def plan_for(args):
 
 
 def _shown(path) -> str:
+    """A path as reports show it: relative to the repository when inside it."""
+    if not Path(path).is_absolute():
+        return str(path)
     path = Path(path).resolve()
     try:
         return str(path.relative_to(HERE.parent))
@@ -149,6 +155,10 @@ def render_only(args) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    try:  # results.png is always drawn: refuse before hours of measuring, not after
+        require_matplotlib()
+    except PlotUnavailable as exc:
+        raise SystemExit(f"run_bench: {exc}")
     if args.render_only:
         return render_only(args)
     plan, groups, comparators = plan_for(args)
@@ -175,7 +185,10 @@ def main(argv=None) -> int:
     report.meta["cached_rows"] = cached_rows
     if cache_meta:
         report.meta["comparator_cache"] = cache_meta
-        report.meta["comparator_cache_path"] = args.reuse_comparators
+        report.meta["comparator_cache_path"] = _shown(args.reuse_comparators)
+    # corpus files are named by their catalog name (their SHA-256 says which bytes): the folder
+    # they were read from belongs to this machine, not to the committed results
+    report.files = [dataclasses.replace(f, path=Path(f.name)) for f in report.files]
     if args.provisional:
         report.meta["provisional"] = args.provisional
     sys.stdout.write(benchmark.format_text(report))

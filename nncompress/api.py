@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import builtins
+import codecs
 import io
 import os
+from dataclasses import dataclass
 
 from . import format as fmt
 from .codec import StreamDecoder, StreamEncoder
-from .format import NNCError
+from .errors import NNCError
+from .format import FORMAT_VERSION
 from .model.params import ModelParams
 from .presets import DEFAULT_LEVEL
 
-__all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile", "open", "NNCError"]
+__all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile", "open", "NNCError",
+           "iter_decompress", "verify", "list_streams", "StreamListing", "FORMAT_VERSION"]
 
 
 class NNCompressor:
@@ -27,6 +31,11 @@ class NNCompressor:
         self._started = False
         self._finished = False
         self._progress = progress
+
+    def __reduce__(self):
+        # like lzma: a copy would share the model's arrays with the original, and both would
+        # then write archives that fail their own checksums
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
     def _header_once(self) -> bytes:
         if self._started:
@@ -60,18 +69,27 @@ class NNCompressor:
 
 
 class NNDecompressor:
-    """Incremental decompressor for one stream, with lzma.LZMADecompressor's attributes.
+    """Incremental decompressor for one stream, with lzma.LZMADecompressor's semantics.
 
-    eof: the end of the stream was reached; unused_data: bytes after it;
-    needs_input: False while decoded output is still waiting to be returned (max_length)."""
+    decompress(data, max_length) decodes only as far as needed for max_length bytes, so the
+    work is bounded by what the caller asks for (an archive that expands to gigabytes costs
+    nothing until read).  eof: the end of the stream was reached (and all output returned);
+    unused_data: bytes after it; needs_input: False when the last call stopped at max_length
+    (call again, with b"" if there is no more input).  As with lzma, bytes returned under a
+    max_length may come from a block whose checksum is verified only when its end is decoded:
+    a damaged block raises NNCError then.  Without max_length, only verified blocks are
+    returned."""
 
     def __init__(self, progress=None):
         self._decoder = StreamDecoder(multi_stream=False, progress=progress)
-        self._ready = bytearray()
+        self._needs_input = True
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
     @property
     def eof(self) -> bool:
-        return self._decoder.eof and not self._ready
+        return self._decoder.eof
 
     @property
     def unused_data(self) -> bytes:
@@ -79,18 +97,16 @@ class NNDecompressor:
 
     @property
     def needs_input(self) -> bool:
-        return not self._ready and not self._decoder.eof
+        return self._needs_input
 
     def decompress(self, data, max_length: int = -1) -> bytes:
         if self._decoder.eof:
-            if data:
-                raise EOFError("already at the end of the stream")
-        else:
-            self._ready += self._decoder.feed(data)
-        if max_length is None or max_length < 0:
-            max_length = len(self._ready)
-        out = bytes(self._ready[:max_length])
-        del self._ready[:max_length]
+            raise EOFError("Already at end of stream")
+        if max_length is None:
+            max_length = -1
+        out = self._decoder.feed(data, max_length)
+        # as lzma: more input is needed unless the stream ended or the output limit stopped us
+        self._needs_input = not self._decoder.eof and not (0 <= max_length == len(out))
         return out
 
 
@@ -108,14 +124,83 @@ def decompress(data) -> bytes:
     return out
 
 
+def iter_decompress(source, *, chunk_size: int = 1 << 16, progress=None):
+    """Decompress the concatenated streams read from a binary file object, yielding each piece
+    of output once its block's checksum matched.  Raises NNCError for damaged or truncated
+    input.  Memory stays at one block however long the input."""
+    decoder = StreamDecoder(multi_stream=True, progress=progress)
+    while chunk := source.read(chunk_size):
+        out = decoder.feed(chunk)
+        if out:
+            yield out
+    decoder.finish()
+
+
+def verify(archive, original) -> bool:
+    """True when the binary file `archive` holds exactly one stream, with nothing after it, that
+    decodes to the content of the binary file `original` (compared by CRC-32, as the stream
+    records it).  Raises NNCError if the archive is damaged."""
+    crc = 0
+    while chunk := original.read(1 << 20):
+        crc = fmt.crc32(chunk, crc)
+    decoder = StreamDecoder(multi_stream=False)
+    while not decoder.eof and (chunk := archive.read(1 << 16)):
+        decoder.feed(chunk)
+    return decoder.eof and not decoder.unused_data and not archive.read(1) \
+        and decoder.last_stream_crc == crc
+
+
+@dataclass(frozen=True)
+class StreamListing:
+    """One stream of an archive, as `nncompress -l` shows it (read without decoding)."""
+    compressed_size: int
+    uncompressed_size: int
+    level: int | None  # None: custom parameters
+    format_version: int
+    blocks: int
+    crc32: int
+    params: ModelParams
+
+    @property
+    def ratio(self) -> float | None:
+        """Compressed / uncompressed, as xz -l shows it."""
+        return self.compressed_size / self.uncompressed_size if self.uncompressed_size else None
+
+
+def list_streams(source):
+    """Yield a StreamListing per stream of the binary file object `source`, reading only the
+    headers and block frames (payloads are seeked over, or read and dropped on a pipe).
+    Checks the framing, not the data; raises NNCError for anything malformed."""
+    for info in fmt.scan_stream(source):
+        try:
+            params = ModelParams.from_ints(list(info.header.params))
+        except (ValueError, TypeError) as exc:
+            raise NNCError(f"corrupt archive header: {exc}") from None
+        yield StreamListing(info.compressed_size, info.raw_size, info.header.level or None,
+                            info.header.version, info.blocks, info.crc, params)
+
+
 class NNCFile(io.BufferedIOBase):
-    """A file object over a .nnc file, like lzma.LZMAFile (modes 'rb', 'wb', 'xb', 'ab')."""
+    """A file object over a .nnc file, like lzma.LZMAFile (modes 'rb', 'wb', 'xb', 'ab').
+
+    read(size) decodes only as far as size needs; like LZMAFile, such a read may return the
+    first bytes of a block before the block's checksum is checked (a damaged block raises
+    NNCError from the read that reaches its end).  read() with no size returns verified data."""
 
     def __init__(self, filename, mode: str = "r", *, preset: int = DEFAULT_LEVEL):
+        self._closed = True  # until fully open: IOBase.__del__ calls close() even on a failed init
         mode = mode.replace("b", "")
         if mode not in ("r", "w", "x", "a"):
             raise ValueError(f"invalid mode: {mode!r}")
         self._mode = mode
+        # everything that can be refused is refused before the file is touched (as lzma.open):
+        # opening "wb" first would empty an existing file for a request that then fails
+        if mode == "r":
+            self._decoder = StreamDecoder(multi_stream=True)
+            self._buffer = bytearray()
+            self._input_done = False
+        else:
+            self._compressor = NNCompressor(preset)
         if isinstance(filename, (str, bytes, os.PathLike)):
             self._fp = builtins.open(filename, mode + "b")
             self._close_fp = True
@@ -124,12 +209,6 @@ class NNCFile(io.BufferedIOBase):
             self._close_fp = False
         else:
             raise TypeError("filename must be a path or a file object")
-        if mode == "r":
-            self._decoder = StreamDecoder(multi_stream=True)
-            self._buffer = bytearray()
-            self._input_done = False
-        else:
-            self._compressor = NNCompressor(preset)
         self._closed = False
 
     # -- reading --
@@ -145,13 +224,22 @@ class NNCFile(io.BufferedIOBase):
         return False
 
     def _fill(self, want: int) -> None:
-        while not self._input_done and (want < 0 or len(self._buffer) < want):
+        """Decode until the buffer holds want bytes (-1: everything), reading input as needed;
+        decoding stops where the request is met, so read(1) costs a byte's work, not a block's."""
+        chunk = b""
+        while True:
+            room = -1 if want < 0 else want - len(self._buffer)
+            if room == 0 or self._decoder.eof:
+                return
+            out = self._decoder.feed(chunk, room)
+            self._buffer += out
+            if 0 <= room == len(out) or self._input_done:
+                return
             chunk = self._fp.read(1 << 16)
             if not chunk:
                 self._input_done = True
                 self._decoder.finish()
-                break
-            self._buffer += self._decoder.feed(chunk)
+                return
 
     def read(self, size: int = -1) -> bytes:
         self._check_mode("r")
@@ -223,8 +311,14 @@ def open(filename, mode: str = "rb", *, preset: int = DEFAULT_LEVEL, encoding=No
     if "t" in mode:
         if "b" in mode:
             raise ValueError(f"invalid mode: {mode!r}")
+        if encoding is not None:
+            codecs.lookup(encoding)  # an unknown encoding is refused before the file is opened
         binary = NNCFile(filename, mode.replace("t", ""), preset=preset)
-        return io.TextIOWrapper(binary, encoding, errors, newline)
+        try:
+            return io.TextIOWrapper(binary, encoding, errors, newline)
+        except BaseException:
+            binary.close()
+            raise
     if encoding is not None or errors is not None or newline is not None:
         raise ValueError("encoding, errors and newline are only for text mode")
     return NNCFile(filename, mode, preset=preset)

@@ -3,7 +3,7 @@
 Both directions drive the model through the same kernel, `kernels.step` (learn the nibble just
 coded, predict the next): the encoder runs it over known data inside numba and hands the
 predictions to the range coder in one batch; the decoder runs it nibble by nibble, decoding each
-nibble before the model may learn it (inside one numba loop with the coder, see coder.decode_run).  Nothing else touches the model, so the two cannot drift.
+nibble before the model may learn it.  Nothing else touches the model, so the two cannot drift.
 """
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ import numpy as np
 
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
-from .format import NNCError
-from .model.kernels import SEL_ROWS
+from .errors import NNCError
 from .model.params import ModelParams
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
+from .model.state import model_memory
 from .presets import DEFAULT_LEVEL, params_for_level
 
 # Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
 ENCODE_CHUNK = 1 << 16
+
+# Nibbles decoded between progress reports (and the most a read() decodes in one model call).
+DECODE_PIECE = 1 << 15
 
 Progress = Optional[Callable[[int], None]]
 
@@ -31,19 +34,6 @@ Progress = Optional[Callable[[int], None]]
 # backs large tables with huge pages, so each hashed touch commits 2 MiB.  The encoder enforces
 # the same bound, so it never writes an archive the decoder would refuse.
 MAX_MODEL_MEMORY = 2 << 30
-
-
-def model_memory(params: ModelParams) -> int:
-    """Bytes the predictor's arrays take for these parameters (the large ones; within ~1 MiB)."""
-    nh = max(params.rnn_hidden, 1)
-    tables = len(params.contexts) << params.table_bits
-    history = 1 << params.history_bits
-    match = (8 << params.match_bits) if params.match_min else 8
-    apms = ((1 << 16) + (256 << (8 * params.apm1_order))) * 33 * 4
-    rnn = (3 * 256 * nh + 3 * nh * nh) * 8
-    ninputs = len(params.contexts) * params.ctx_inputs + 4
-    mixers = sum(SEL_ROWS[k] for k in params.selectors) * (ninputs + 1) * 4  # weights + counts
-    return tables + history + match + apms + rnn + mixers
 
 
 class StreamEncoder:
@@ -99,7 +89,12 @@ class StreamEncoder:
 
 
 class BlockDecoder:
-    """Decodes the blocks of one stream, in order, with the model its header describes."""
+    """Decodes the blocks of one stream, in order, with the model its header describes.
+
+    A block is decoded in pieces, as far as the caller asks: begin(frame, payload), then read()
+    until `in_block` is False.  The block's checksum is verified when its last byte is decoded,
+    so bytes from a partial read() are not yet verified (the caller decides whether to hold
+    them back until the block ends)."""
 
     def __init__(self, header: fmt.Header):
         try:
@@ -111,28 +106,60 @@ class BlockDecoder:
             raise NNCError(f"archive header asks for a {need >> 20} MiB model, more than the "
                            f"{MAX_MODEL_MEMORY >> 20} MiB limit (corrupt or hostile archive)")
         self.header = header
-        try:
-            self._predictor = Predictor(self.params)
-        except MemoryError:
-            raise NNCError(f"not enough memory for this archive's model ({need >> 20} MiB)") from None
+        # built when the first block's frame has passed its checks: a header followed by a
+        # frame that lies costs no model
+        self._predictor: Predictor | None = None
         self.total = 0
         self.crc = 0
+        self._coder: NibbleDecoder | None = None
+        self._frame: fmt.BlockFrame | None = None
+        self._nibbles_left = 0
+        self._block_crc = 0
 
-    def block(self, frame: fmt.BlockFrame, payload: bytes, progress: Progress = None) -> bytes:
-        decoder = NibbleDecoder(payload)
-        count = 2 * frame.raw_len
+    @property
+    def in_block(self) -> bool:
+        return self._coder is not None
+
+    def begin(self, frame: fmt.BlockFrame, payload: bytes) -> None:
+        if self._predictor is None:
+            try:
+                self._predictor = Predictor(self.params)
+            except MemoryError:
+                raise NNCError("not enough memory for this archive's model "
+                               f"({model_memory(self.params) >> 20} MiB)") from None
+        self._coder = NibbleDecoder(payload)
+        self._frame = frame
+        self._nibbles_left = 2 * frame.raw_len
+        self._block_crc = 0
+
+    def decode(self, max_nibbles: int) -> np.ndarray:
+        """The model/coder loop: decode up to max_nibbles more nibbles of the current block.
+
+        Resumable: the predictor and the range decoder keep their state between calls."""
+        count = min(max_nibbles, self._nibbles_left)
         nibbles = np.empty(count, dtype=np.uint8)
-        report_every = 1 << 15
-        for start in range(0, count, report_every):
-            piece = min(report_every, count - start)
-            decoder.decode_run(self._predictor, nibbles, start, piece)
+        self._coder.decode_run(self._predictor, nibbles, 0, count)
+        self._nibbles_left -= count
+        return nibbles
+
+    def read(self, max_bytes: int | None = None, progress: Progress = None) -> bytes:
+        """Up to max_bytes (None: all) more bytes of the current block; verifies it at its end."""
+        want = self._nibbles_left if max_bytes is None else min(2 * max_bytes, self._nibbles_left)
+        pieces = []
+        while want:
+            nibbles = self.decode(min(want, DECODE_PIECE))
+            want -= nibbles.shape[0]
+            pieces.append(nibbles_to_bytes(nibbles))
             if progress:
-                progress(piece // 2)
-        raw = nibbles_to_bytes(nibbles)
-        if fmt.crc32(raw) != frame.crc:
-            raise NNCError("corrupt archive: block checksum mismatch (data damaged)")
+                progress(nibbles.shape[0] // 2)
+        raw = b"".join(pieces)
+        self._block_crc = fmt.crc32(raw, self._block_crc)
         self.total += len(raw)
         self.crc = fmt.crc32(raw, self.crc)
+        if not self._nibbles_left:
+            self._coder = None
+            if self._block_crc != self._frame.crc:
+                raise NNCError("corrupt archive: block checksum mismatch (data damaged)")
         return raw
 
     def check_trailer(self, total_len: int, total_crc: int) -> None:
@@ -141,10 +168,14 @@ class BlockDecoder:
 
 
 class StreamDecoder:
-    """Push parser for concatenated streams: feed bytes, get verified raw bytes back.
+    """Push parser for concatenated streams: feed bytes, get raw bytes back.
 
-    Only data whose block checksum matched is ever returned.  `eof` is set after a complete
-    stream when `multi_stream` is False; otherwise the parser waits for the next stream.
+    feed(data) with no max_length returns only whole blocks whose checksum matched.  With
+    max_length it decodes only as far as asked (a decompression bomb costs what the caller
+    allows) and may return the first bytes of a block before that block's checksum is checked,
+    as liblzma does; the checksum error then comes from the call that reaches the block's end.
+    `eof` is set after a complete stream when `multi_stream` is False; otherwise the parser
+    waits for the next stream.
     """
 
     def __init__(self, multi_stream: bool = True, progress: Progress = None):
@@ -158,16 +189,28 @@ class StreamDecoder:
         self.eof = False
         self.in_stream = False  # inside a stream (header seen, trailer not yet)
 
-    def feed(self, data) -> bytes:
+    def feed(self, data=b"", max_length: int | None = -1) -> bytes:
         if self.eof:
             raise EOFError("already at the end of the stream")
         self._buf += data
+        limit = None if max_length is None or max_length < 0 else max_length
         out = bytearray()
         pos = 0
         buf = self._buf
         try:
-            while pos < len(buf) and not self.eof:
-                if self._blocks is None:
+            # What produces no output (frames, trailers) is parsed even when the output limit
+            # is reached, so that eof comes with the last byte, as in lzma.
+            while not self.eof:
+                blocks = self._blocks
+                if blocks is not None and blocks.in_block:
+                    room = None if limit is None else limit - len(out)
+                    if room == 0:
+                        break
+                    out += blocks.read(room, self._progress)
+                    continue
+                if blocks is None:
+                    if pos >= len(buf):
+                        break
                     try:
                         header, pos = fmt.parse_header(buf, pos)
                     except NNCError:
@@ -176,12 +219,17 @@ class StreamDecoder:
                         raise
                     self._blocks = BlockDecoder(header)
                     self.in_stream = True
+                    if limit is not None and len(out) >= limit:
+                        # liblzma returns right after a stream header (it reports the check
+                        # type), and lzma then stops if its output is full: do the same, so
+                        # max_length=0 calls observe what they observe with lzma
+                        break
                     continue
                 if self._frame is None:
-                    frame, new_pos = fmt.parse_block_frame(buf, pos, self._blocks.header.block_size)
+                    frame, new_pos = fmt.parse_block_frame(buf, pos, blocks.header.block_size)
                     if frame.raw_len == 0:
                         total_len, total_crc, new_pos = fmt.parse_trailer(buf, new_pos)
-                        self._blocks.check_trailer(total_len, total_crc)
+                        blocks.check_trailer(total_len, total_crc)
                         self.last_stream_crc = total_crc
                         pos = new_pos
                         self._blocks = None
@@ -194,8 +242,7 @@ class StreamDecoder:
                     pos = new_pos
                 if len(buf) - pos < self._frame.payload_len:
                     break
-                payload = bytes(buf[pos : pos + self._frame.payload_len])
-                out += self._blocks.block(self._frame, payload, self._progress)
+                blocks.begin(self._frame, bytes(buf[pos : pos + self._frame.payload_len]))
                 pos += self._frame.payload_len
                 self._frame = None
         except fmt.NeedMoreData:

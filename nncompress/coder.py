@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from . import fused, rangecoder
-from .format import NNCError
+from .errors import NNCError
 
 try:
     import constriction

@@ -1,17 +1,24 @@
-"""Benchmark corpora: the catalog in ``corpora/sets.tsv``, finding its files on disk, checking
-their SHA-256, and fetching them.
+"""Benchmark corpora: the catalog (``nncompress/data/sets.tsv``, shipped as package data),
+finding its files on disk, checking their SHA-256, and fetching them.
 
 Where the files are looked for, in order:
 
 1. ``--corpora DIR`` (the ``corpora=`` argument), if given: only that folder;
-2. the environment variable ``NNC_CORPORA``, if set: only that folder;
-3. otherwise the workplace's shared copy ``../shared/corpora`` next to the repository (a folder
-   holding ``MANIFEST.tsv``), then the folder ``fetch`` writes to by default,
-   ``$XDG_CACHE_HOME/nncompress/corpora`` (``~/.cache/nncompress/corpora``).
+2. the environment variable ``NNC_CORPORA``, if set: only that folder (the Makefile and the test
+   suite set it to the checkout's shared copy);
+3. otherwise the folder ``fetch`` writes to by default: the user cache directory
+   (``platformdirs.user_cache_dir("nncompress")/corpora``, e.g. ``~/.cache/nncompress/corpora``
+   on Linux, honouring ``XDG_CACHE_HOME``).
 
-Every file taken from the catalog is checked against its recorded size and SHA-256; a mismatch is
-an error (:class:`CorpusError`), never a silent substitution.  Corpus files are never copied into
+No folder outside these is guessed: the package does not know where a checkout lives.  Every
+file taken from the catalog is checked against its recorded size and SHA-256; a mismatch is an
+error (:class:`CorpusError`), never a silent substitution.  Corpus files are never copied into
 the repository.
+
+The download and cache are written here rather than with pooch: a catalog file can be a member
+of a shared archive (downloaded once for several files) cut to its first N bytes (``head:N``),
+and a flat mirror can stand in for every canonical address; pooch would need custom processors
+for both and still leave the verification to us.
 """
 
 from __future__ import annotations
@@ -26,11 +33,11 @@ import urllib.parse
 import urllib.request
 import zipfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-CATALOG = REPO / "corpora" / "sets.tsv"
 ALL = "all"
+ENV = "NNC_CORPORA"
 
 
 class CorpusError(Exception):
@@ -49,25 +56,30 @@ class CorpusFile:
     derive: str = ""
 
 
+def catalog_text() -> str:
+    """The shipped catalog, read through importlib.resources (works from a checkout, an editable
+    install, a wheel or a zip)."""
+    return resources.files("nncompress").joinpath("data").joinpath("sets.tsv").read_text(encoding="utf-8")
+
+
 def load_catalog(path: str | os.PathLike | None = None) -> dict[str, CorpusFile]:
-    """Read the catalog (``corpora/sets.tsv``): file name -> :class:`CorpusFile`, in file order."""
-    path = Path(path) if path else CATALOG
+    """Read the catalog (default: the shipped ``sets.tsv``; or another file in the same format):
+    file name -> :class:`CorpusFile`, in file order."""
+    text = Path(path).read_text(encoding="utf-8") if path else catalog_text()
     entries: dict[str, CorpusFile] = {}
     header = None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            fields = line.split("\t")
-            if header is None:
-                header = fields
-                continue
-            row = dict(zip(header, fields + [""] * (len(header) - len(fields))))
-            entries[row["name"]] = CorpusFile(
-                name=row["name"], set=row["set"], bytes=int(row["bytes"]), sha256=row["sha256"].lower(),
-                kind=row.get("kind", ""), url=row.get("url", ""), member=row.get("member", ""),
-                derive=row.get("derive", ""))
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if header is None:
+            header = fields
+            continue
+        row = dict(zip(header, fields + [""] * (len(header) - len(fields))))
+        entries[row["name"]] = CorpusFile(
+            name=row["name"], set=row["set"], bytes=int(row["bytes"]), sha256=row["sha256"].lower(),
+            kind=row.get("kind", ""), url=row.get("url", ""), member=row.get("member", ""),
+            derive=row.get("derive", ""))
     return entries
 
 
@@ -98,31 +110,26 @@ def is_set(name: str, catalog: dict[str, CorpusFile] | None = None) -> bool:
 # -- where the files are --------------------------------------------------------------------------
 
 def shared_corpora() -> Path | None:
-    """The workplace's shared benchmark corpora, if present (NNC_CORPORA overrides)."""
-    env = os.environ.get("NNC_CORPORA")
-    candidates = [Path(env)] if env else []
-    candidates += [REPO.parent / "shared" / "corpora", REPO.parent.parent / "shared" / "corpora"]
-    for path in candidates:
-        if (path / "MANIFEST.tsv").exists():
-            return path
-    return None
+    """The folder ``NNC_CORPORA`` names, if it is set and exists (the test suite's corpora)."""
+    env = os.environ.get(ENV)
+    return Path(env) if env and Path(env).is_dir() else None
 
 
 def default_fetch_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "nncompress" / "corpora"
+    """Where ``fetch`` writes and the last place searched: the user cache directory."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path("nncompress", appauthor=False) / "corpora"
 
 
 def search_dirs(corpora: str | os.PathLike | None = None) -> list[Path]:
     """The folders searched for corpus files, in order (see the module documentation)."""
     if corpora:
         return [Path(corpora)]
-    env = os.environ.get("NNC_CORPORA")
+    env = os.environ.get(ENV)
     if env:
         return [Path(env)]
-    dirs = [path for path in (REPO.parent / "shared" / "corpora", REPO.parent.parent / "shared" / "corpora")
-            if (path / "MANIFEST.tsv").exists()]
-    return dirs + [default_fetch_dir()]
+    return [default_fetch_dir()]
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -267,7 +274,7 @@ def fetch_main(argv=None) -> int:
     catalog = load_catalog()
     parser = argparse.ArgumentParser(
         prog="nncompress bench fetch",
-        description="Download benchmark corpus files and verify their SHA-256 against corpora/sets.tsv.")
+        description="Download benchmark corpus files and verify their SHA-256 against the catalog (corpora/README.md).")
     parser.add_argument("sets", nargs="*", default=[ALL], metavar="SET",
                         help=f"set or file name (default all): {', '.join(set_names(catalog))}")
     parser.add_argument("--dest", help=f"folder to write to (default {default_fetch_dir()})")

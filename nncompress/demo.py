@@ -8,8 +8,8 @@ import os
 import sys
 import time
 
-from .api import compress, decompress
-from .benchmark import python_codec
+from .api import compress
+from .comparators import nncompress_comparator, select_comparators
 from .presets import DEFAULT_LEVEL
 
 DEFAULT_BYTES = 200_000
@@ -42,12 +42,9 @@ def main(argv=None) -> int:
     print(f"input: {name}, {len(data):,} bytes")
     compress(b"numba warm-up", args.level)  # compile (or load the cached kernels) outside the timing
     rows = []
-    for label, (enc, dec) in [
-        ("gzip -9 (zlib)", python_codec("zlib")),
-        ("bzip2 -9", python_codec("bz2")),
-        ("xz -9e (lzma)", python_codec("lzma")),
-        (f"nncompress -{args.level}", (lambda d: compress(d, args.level), decompress)),
-    ]:
+    # the standard library's compressors only: the demo needs nothing beyond nncompress itself
+    for comparator in select_comparators("gzip,bzip2,xz") + [nncompress_comparator(args.level)]:
+        label, (enc, dec) = comparator.label, comparator.codec()
         t0 = time.perf_counter()
         packed = enc(data)
         t1 = time.perf_counter()

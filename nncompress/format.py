@@ -16,9 +16,12 @@ Streams may be concatenated; they decode in sequence.
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 from dataclasses import dataclass
+
+from .errors import NNCError  # noqa: F401  (re-exported: nncompress.format.NNCError)
 
 MAGIC = b"NNC\x1a"
 FORMAT_VERSION = 1
@@ -27,13 +30,19 @@ DEFAULT_BLOCK_SIZE = 1 << 20
 # A nibble costs at most 24 bits under constriction's smallest representable probability.
 MAX_PAYLOAD_PER_BYTE = 6
 PAYLOAD_SLACK = 64
+# Lower bound on a block's payload (the hostile-header bound, bench/RELIABILITY.md): the model
+# never gives a binary decision more than 4095/4096 (the kernels clamp p to 1..4095 of 4096),
+# so a nibble costs at least 4*log2(4096/4095) = 0.00141 bits and a byte at least 0.00282 bits;
+# the range coder emits one 32-bit word per 32 bits of information, within two words.  A payload
+# of P bytes therefore holds at most (8P + 64) / 0.00282 raw bytes; allowing 500 per bit (a
+# margin of 1.4x) refuses a block that claims more before any of it is decoded, so a damaged or
+# hostile archive costs decoding work in proportion to its size.  A model component that lets a
+# probability closer to 1 through must lower this (tests/test_safety_api.py checks the clamp).
+MAX_RAW_PER_PAYLOAD_BIT = 500
+PAYLOAD_BITS_SLACK = 64
 MAX_PARAMS = 64
 # Versions up to this far ahead are reported as "newer: upgrade"; beyond, as damage.
 PLAUSIBLE_NEWER_VERSIONS = 15
-
-
-class NNCError(Exception):
-    """Raised for anything wrong with compressed data (or with a request the library can't do)."""
 
 
 class NeedMoreData(Exception):
@@ -166,6 +175,8 @@ def parse_block_frame(buf, pos: int, block_size: int) -> tuple[BlockFrame, int]:
     payload_len, pos = get_varint(buf, pos)
     if payload_len > raw_len * MAX_PAYLOAD_PER_BYTE + PAYLOAD_SLACK or payload_len % 4:
         raise NNCError("corrupt archive: invalid block payload length")
+    if raw_len > (8 * payload_len + PAYLOAD_BITS_SLACK) * MAX_RAW_PER_PAYLOAD_BIT:
+        raise NNCError("corrupt archive: block payload too short for its length")
     crc, pos = _get_u32(buf, pos)
     return BlockFrame(raw_len, payload_len, crc), pos
 
@@ -194,38 +205,107 @@ class StreamInfo:
     crc: int
 
 
-def scan(buf) -> list[StreamInfo]:
-    """Walk every stream in buf without decoding: sizes and parameters for listing.
+class _Reader:
+    """Buffered reader for the framing walk: parses fields with the functions above, reading
+    more input whenever they run out (NeedMoreData), and skips payloads without keeping them."""
+
+    def __init__(self, source, chunk: int = 1 << 16):
+        self._source = source
+        self._chunk = chunk
+        self._buf = bytearray()
+        self._pos = 0
+        self.offset = 0  # absolute position of _buf[_pos] in the input
+        try:
+            self._seekable = source.seekable()
+        except (AttributeError, OSError, ValueError):
+            self._seekable = False
+        if self._seekable:
+            # what is read ahead of a frame is wasted when the payload after it is seeked over
+            self._chunk = min(chunk, 4096)
+
+    def _more(self) -> bool:
+        del self._buf[: self._pos]
+        self._pos = 0
+        data = self._source.read(self._chunk)
+        self._buf += data
+        return bool(data)
+
+    def at_end(self) -> bool:
+        return self._pos >= len(self._buf) and not self._more()
+
+    def parse(self, parser, *args):
+        while True:
+            try:
+                value, *rest = parser(self._buf, self._pos, *args)
+            except NeedMoreData:
+                if not self._more():
+                    raise
+                continue
+            new_pos = rest[-1]
+            self.offset += new_pos - self._pos
+            self._pos = new_pos
+            return (value, *rest[:-1])
+
+    def skip(self, count: int) -> None:
+        buffered = min(count, len(self._buf) - self._pos)
+        self._pos += buffered
+        self.offset += buffered
+        count -= buffered
+        if not count:
+            return
+        if self._seekable:
+            here = self._source.tell()
+            end = self._source.seek(0, 2)
+            if end - here < count:
+                raise NeedMoreData
+            self._source.seek(here + count)
+            self.offset += count
+            return
+        while count:
+            data = self._source.read(min(count, self._chunk))
+            if not data:
+                raise NeedMoreData
+            count -= len(data)
+            self.offset += len(data)
+
+
+def scan_stream(source):
+    """Walk every stream of a binary file object without decoding: yields a StreamInfo per
+    stream, reading only headers and block frames (payloads are seeked over, or read and dropped
+    when the input cannot seek), so listing costs no memory however large the archive.
 
     Checks the framing (header checksum, block lengths, trailer) but not the data itself."""
-    infos = []
-    pos = 0
+    reader = _Reader(source)
+    streams = 0
     try:
-        while pos < len(buf):
-            start = pos
+        while not reader.at_end():
+            start = reader.offset
             try:
-                header, pos = parse_header(buf, pos)
+                (header,) = reader.parse(parse_header)
             except NNCError:
-                if infos:
+                if streams:
                     raise NNCError("trailing garbage after the compressed stream") from None
                 raise
             blocks = 0
             raw = 0
             while True:
-                frame, pos = parse_block_frame(buf, pos, header.block_size)
+                (frame,) = reader.parse(parse_block_frame, header.block_size)
                 if frame.raw_len == 0:
                     break
-                if pos + frame.payload_len > len(buf):
-                    raise NeedMoreData
-                pos += frame.payload_len
+                reader.skip(frame.payload_len)
                 blocks += 1
                 raw += frame.raw_len
-            total_len, total_crc, pos = parse_trailer(buf, pos)
+            total_len, total_crc = reader.parse(parse_trailer)
             if total_len != raw:
                 raise NNCError("corrupt archive: trailer length does not match the blocks")
-            infos.append(StreamInfo(header, pos - start, raw, blocks, total_crc))
+            streams += 1
+            yield StreamInfo(header, reader.offset - start, raw, blocks, total_crc)
     except NeedMoreData:
         raise NNCError("compressed data ended before the end of the stream (truncated)") from None
-    if not infos:
+    if not streams:
         raise NNCError("no compressed data (empty input)")
-    return infos
+
+
+def scan(buf) -> list[StreamInfo]:
+    """scan_stream over bytes in memory."""
+    return list(scan_stream(io.BytesIO(bytes(buf))))

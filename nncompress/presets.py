@@ -7,9 +7,10 @@ bench/TUNING.md logs every experiment behind these choices.
 
 from __future__ import annotations
 
-from .model.params import (CLASS_MASK, CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1, COLUMN,
-                           SPARSE_GAP, SPARSE_SKIP1, WORD, WORD_BIGRAM,
-                           WORD_CLASS_RUNS, WORD_ORDER1, WORD_SKIP, WORD_TRIGRAM, ModelParams)
+from .model.kinds import Context as C
+from .model.kinds import Selector as S
+from .model.kinds import selector_mask
+from .model.params import ModelParams
 
 DEFAULT_LEVEL = 6
 
@@ -18,34 +19,46 @@ DEFAULT_LEVEL = 6
 _COMMON = dict(mixer_lr=2, mixer_lr_boost=32, mixer_lr_decay=256, final_lr=4, state_table=2,
                rnn_lr_micro=300000, rnn_bptt=8)
 
-# 7 contexts (2 character-class patterns), one input each, 4 mixers (partial byte; contexts-seen
-# count; classes of the last 3 bytes; classes of the last 3 same-class runs); ~34 MiB
-_FAST = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, WORD, CLASS_MASK8, CLASS_RUNS),
-                           ctx_inputs=1, mixer_select=0b11001001,
-                           rnn_hidden=8, table_bits=20, history_bits=22, match_bits=18))
-# 10 contexts (3 character-class patterns), + deterministic-history input, 6 mixers (+ match
-# state, previous byte: the level-6 set); ~72 MiB
-_MEDIUM = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, WORD, WORD_SKIP, CLASS_MASK,
-                                                CLASS_MASK8, CLASS_RUNS),
-                             ctx_inputs=2, mixer_select=0b11001111,
-                             rnn_hidden=8, table_bits=21, history_bits=23, match_bits=19))
-# 12 contexts (3 of them character-class patterns), 6 mixers (partial byte; match state;
-# previous byte; contexts seen; classes of the last 3 bytes; classes of the last 3 same-class
-# runs), order-1 APM; ~126 MiB
-_DEFAULT = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 6, 8, WORD, WORD_BIGRAM, WORD_SKIP,
-                                                 CLASS_MASK, CLASS_MASK8, CLASS_RUNS),
-                              ctx_inputs=2, mixer_select=0b11001111,
-                              apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
-                              table_bits=22, history_bits=24, match_bits=20))
-# 20 contexts with 3 inputs each, 7 mixers (all but the RNN-sign one), 16 MiB per context
-# table, the mixer boost halved after 128 updates; ~468 MiB
-_STRONG = ModelParams(**dict(_COMMON, contexts=(1, 2, 3, 4, 5, 6, 8, WORD, WORD_BIGRAM,
-                                                SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1,
-                                                WORD_TRIGRAM, WORD_SKIP, CLASS_MASK, CLASS_MASK8,
-                                                CLASS_RUNS, CLASS_RUNS_ORDER1, WORD_CLASS_RUNS),
-                             mixer_lr_decay=128, ctx_inputs=3, mixer_select=0b11011111,
-                             apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
-                             table_bits=24, history_bits=24, match_bits=22))
+# 7 contexts (2 character-class patterns), one input each, 4 mixers; ~34 MiB
+_FAST = ModelParams(**dict(
+    _COMMON,
+    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.WORD, C.CLASS_MASK8, C.CLASS_RUNS),
+    ctx_inputs=1,
+    mixer_select=selector_mask(S.PARTIAL_BYTE, S.SEEN, S.CLASSES, S.CLASS_RUNS),
+    rnn_hidden=8, table_bits=20, history_bits=22, match_bits=18))
+
+# The mixers of levels 3 to 8: level 1's and the match state and previous byte.
+_SIX_MIXERS = selector_mask(S.PARTIAL_BYTE, S.MATCH, S.PREV_BYTE, S.SEEN, S.CLASSES, S.CLASS_RUNS)
+
+# 10 contexts (3 character-class patterns), + deterministic-history input, 6 mixers; ~72 MiB
+_MEDIUM = ModelParams(**dict(
+    _COMMON,
+    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER6, C.WORD, C.WORD_SKIP,
+              C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS),
+    ctx_inputs=2, mixer_select=_SIX_MIXERS,
+    rnn_hidden=8, table_bits=21, history_bits=23, match_bits=19))
+
+# 12 contexts (3 character-class patterns), 6 mixers, order-1 APM; ~126 MiB
+_DEFAULT = ModelParams(**dict(
+    _COMMON,
+    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER6, C.ORDER8, C.WORD, C.WORD_BIGRAM,
+              C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS),
+    ctx_inputs=2, mixer_select=_SIX_MIXERS,
+    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
+    table_bits=22, history_bits=24, match_bits=20))
+
+# 20 contexts with 3 inputs each, 16 MiB per context table, 7 mixers (level 6's and the
+# recurrent-state signs: all but byte 2 back), the mixer boost halved after 128 updates; ~468 MiB
+_STRONG = ModelParams(**dict(
+    _COMMON,
+    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER5, C.ORDER6, C.ORDER8, C.WORD,
+              C.WORD_BIGRAM, C.SPARSE_SKIP1, C.SPARSE_GAP, C.COLUMN, C.WORD_ORDER1,
+              C.WORD_TRIGRAM, C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS,
+              C.CLASS_RUNS_ORDER1, C.WORD_CLASS_RUNS),
+    mixer_lr_decay=128, ctx_inputs=3,
+    mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
+    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
+    table_bits=24, history_bits=24, match_bits=22))
 
 LEVELS = {
     1: _FAST, 2: _FAST,

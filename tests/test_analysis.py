@@ -1,9 +1,13 @@
 """`nncompress analyze`: code lengths agree with real archives, entropies with a slow reference,
 and the report files (JSON, PNG, HTML) are complete and safe."""
 
+import base64
+import html
 import json
 import math
 import re
+import shutil
+import subprocess
 from collections import Counter
 
 import numpy as np
@@ -53,7 +57,7 @@ def test_code_lengths_match_real_archive_on_sample_text(sample_text, level):
 def test_code_lengths_follow_block_boundaries(sample_text):
     data = sample_text[:5000]
     params = params_for_level(1)
-    costs, size = analysis._model_pass(data, params=params, block_size=1500)
+    costs, size = analysis.model_pass(data, params=params, block_size=1500)
     assert size == len(nncompress.compress(data, params=params, block_size=1500))
     # The model's state carries over blocks, so the costs do not depend on block size.
     assert np.allclose(costs, analysis.code_lengths(data, params=params))
@@ -136,8 +140,51 @@ NASTY = ("<script>alert('x')</script> & \"q\" é€😀 \u202eevil\u202c\n".enco
          + b"ctl:\x00\x07\x1b\x7f| bad:\xff\xfe\xc3( |lone\rcr|crlf\r\nend\t.\xe2\x82")
 
 
-def text_div(page):
-    return page[page.index('<div class="text">'):page.rindex("</div>")]
+def page_sections(page):
+    """The data of every file in a surprisal page, decoded as page.js decodes it."""
+    out = []
+    for blob in re.findall(r'<script type="application/json" class="nnc-data" data-target="([^"]+)">(.*?)</script>',
+                           page):
+        data = json.loads(blob[1])
+        raw = base64.b64decode(data["bytes"])
+        out.append({"target": blob[0], "raw": raw, "kinds": data["kinds"],
+                    "costs": np.frombuffer(base64.b64decode(data["costs"]), dtype="<u2"),
+                    "top": np.frombuffer(base64.b64decode(data["top"]), dtype=np.uint8).reshape(-1, 5),
+                    "pct": np.frombuffer(base64.b64decode(data["pct"]), dtype=np.uint8).reshape(-1, 5)})
+    return out
+
+
+def kind_width(code):
+    return int(code) if code in "1234" else "ABCD".index(code) + 1 if code in "ABCD" else 2 if code == "r" else 1
+
+
+def expected_view(section):
+    """What page.js draws, per character: (text shown, colour bin, tooltip) - the page's contract,
+    written out in Python so that the browser test can compare the real drawing with it."""
+    raw, costs, view, pos = section["raw"], section["costs"], [], 0
+    edges = [round(e * 100) for e in analysis.page.BIN_EDGES]
+    for g, code in enumerate(section["kinds"]):
+        end = pos + kind_width(code)
+        chunk, total = raw[pos:end], int(costs[pos:end].sum())
+        if code in "nr":
+            text = "↵"
+        elif code == "t":
+            text = "\t"
+        elif code in "1234":
+            text = chunk.decode("utf-8")
+        else:
+            text = f"\\x{chunk[0]:02x}" if len(chunk) == 1 else f"\\u{ord(chunk.decode()):04x}"
+        if end - pos == 1:
+            tip = f"{analysis.page.byte_label(raw[pos])}: {total / 100:.2f} bits"
+        else:
+            tip = f"{total / 100:.2f} bits (" + " + ".join(
+                f"{analysis.page.byte_label(raw[k])} {costs[k] / 100:.2f}" for k in range(pos, end)) + ")"
+        tip += "\ntop-5: " + ", ".join(f"{analysis.page.byte_label(b)} {analysis.page.PCT_LABELS[i]}"
+                                       for b, i in zip(section["top"][g], section["pct"][g]))
+        view.append((text, sum(total >= e for e in edges), tip))
+        pos = end
+    assert pos == len(raw)
+    return view
 
 
 @pytest.fixture(scope="module")
@@ -145,44 +192,80 @@ def nasty_page(tmp_path_factory):
     out = tmp_path_factory.mktemp("html") / "nasty.html"
     r = analysis.analyze_file(NASTY, 1, name="nasty<&>.txt", keep_costs=True)
     analysis.write_html([r], str(out))
-    return r, out.read_bytes()
+    return r, out
 
 
-def test_html_escapes_markup_and_bytes(nasty_page):
-    r, raw = nasty_page
-    page = raw.decode("utf-8")  # valid UTF-8 throughout
+def test_html_page_is_compact_data_that_cannot_inject(nasty_page):
+    r, out = nasty_page
+    page = out.read_bytes().decode("utf-8")  # valid UTF-8 throughout
     for ch in "\x00\x07\x1b\x7f\u202e\u202c\r":
         assert ch not in page
-    text = text_div(page)
-    assert "<script" not in page.lower() and "&lt;" in text and "&amp;" in text
-    assert "&quot;" in text and "&#x27;" in text
+    # the input's markup never reaches the page as markup: our four scripts only (the numbers, the
+    # percentage table, the colour edges and the drawing code), the name escaped
+    assert page.lower().count("<script") == 4 and "alert(" not in page
     assert "nasty&lt;&amp;&gt;.txt" in page
+    (section,) = page_sections(page)
+    assert section["raw"] == NASTY
+    groups = analysis.char_groups(NASTY)
+    assert len(section["kinds"]) == len(groups) == section["top"].shape[0]
+    costs = r["costs"]["nncompress"]
+    assert np.array_equal(section["costs"], np.round(costs * 100).astype(np.uint16))
+    _, top_bytes, top_p = analysis.top_predictions(NASTY, 1)
+    starts = [g[0] for g in groups]
+    assert np.array_equal(section["top"], top_bytes[starts])
+    assert [[analysis.page.PCT_LABELS[i] for i in row] for row in section["pct"]] == [
+        [analysis.page._pct(p) for p in row] for row in top_p[starts]]
+    view = expected_view(section)
+    # every byte drawn once, as the text char_groups chose (escapes included)
+    shown = [text for text, _, _ in view]
+    assert shown == ["↵" if kind == "newline" else html.unescape(text) for _, _, kind, text in groups]
     for esc in ["\\x00", "\\x07", "\\x1b", "\\x7f", "\\xff", "\\xfe", "\\xc3", "\\x0d", "\\u202e",
                 "\\xe2", "\\x82"]:
-        assert esc in text, esc
-    # every character is one element; tags balance
-    assert text.count("<i ") == text.count("</i>")
-    # the invalid pair \xc3( is one escape and a plain '('
-    assert '\\xc3</i><i class=' in text
-    # newlines stay line breaks (LF and CRLF), tab kept
-    assert text.count("↵</i>\n") == 2 and "\t" in text
-    # the multi-byte characters are one span each, coloured by the summed cost of their bytes
-    costs = r["costs"]["nncompress"]
+        assert esc in shown, esc
+    # the multi-byte emoji is one character, coloured by the summed cost of its four bytes
+    g = next(i for i, t in enumerate(shown) if t == "😀")
     start = NASTY.index("😀".encode())
-    total = costs[start : start + 4].sum()
-    m = re.search(r'<i class="?(c\d)"? title="([^"]*)">😀</i>', text)
-    assert m and m.group(2).startswith(f"{total:.2f} bits")
-    assert m.group(1) == f"c{analysis._bin(total)}"
-    assert "top-5: " in m.group(2)
+    total = int(np.round(costs[start:start + 4] * 100).sum())
+    assert view[g][1] == analysis.cost_bin(total / 100)
+    assert view[g][2].startswith(f"{total / 100:.2f} bits (\\xf0 ") and "\ntop-5: " in view[g][2]
 
 
-def test_html_prefix_limit(sample_text, tmp_path):
+def test_html_is_light(sample_text, tmp_path):
     r = analysis.analyze_file(sample_text[:3000], 1, references=False, keep_costs=True)
     out = tmp_path / "p.html"
-    analysis.write_html([r], str(out), limit=500)
+    analysis.write_html([r], str(out), limit=2000)
     page = out.read_text(encoding="utf-8")
-    assert "first 500 of 3,000 bytes" in page
-    assert len(re.findall("title=", text_div(page))) <= 500
+    assert "first 2,000 of 3,000 bytes" in page
+    (section,) = page_sections(page)
+    assert len(section["raw"]) == 2000
+    # about 19 bytes a character on top of a fixed ~7 KB (style, script, numbers): the old page
+    # spent ~110 per character on one element and tooltip each
+    assert len(page.encode()) < 8_000 + 22 * 2000
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium (Debian package `chromium`)")
+def test_html_drawn_by_a_real_browser(nasty_page, tmp_path):
+    """page.js in headless Chromium draws what the data says, and its tooltip shows the cost and
+    the top-5 (opened through the page's `#hover=G` hook, as a pointer would)."""
+    r, out = nasty_page
+    section = page_sections(out.read_text(encoding="utf-8"))[0]
+    view = expected_view(section)
+    g = next(i for i, (text, _, _) in enumerate(view) if text == "😀")
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{out.as_uri()}#hover={g}"],
+                          capture_output=True, timeout=120)
+    dom = done.stdout.decode("utf-8")
+    assert f'data-groups="{len(view)}"' in dom, done.stderr.decode(errors="replace")[-2000:]
+    box = dom[dom.index('id="nnc-text-0"'):]
+    drawn = re.findall(r'<i class="c(\d)( nl| e)?( on)?" data-g="(\d+)">(.*?)</i>', box, flags=re.S)
+    assert [int(d[3]) for d in drawn] == list(range(len(view)))
+    assert [(html.unescape(d[4]), int(d[0])) for d in drawn] == [(text, colour) for text, colour, _ in view]
+    assert [d[2] for d in drawn].count(" on") == 1 and drawn[g][2] == " on"
+    tip = re.search(r'<div id="nnc-tip"[^>]*>(.*?)</div>', dom, flags=re.S)
+    assert tip and html.unescape(tip.group(1)) == view[g][2]
 
 
 def test_char_groups_cover_every_byte():
@@ -222,7 +305,8 @@ def test_cli_json_plot_html(corpora, tmp_path, capsys):
     assert s["methods"]["nncompress"]["bytes"] == sum(
         f["nncompress"]["compressed_bytes"] for f in report["files"])
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert page.read_text(encoding="utf-8").count('<div class="text">') == 3
+    sections = page_sections(page.read_text(encoding="utf-8"))
+    assert [len(x["raw"]) for x in sections] == [0, 300, 300]  # empty, grammar.lsp, xargs.1 (sorted)
 
 
 def test_cli_errors(tmp_path, capsys):
@@ -242,3 +326,21 @@ def test_cli_corpus_set_name(corpora, tmp_path, monkeypatch):
     report = json.loads(js.read_text())
     assert [r["name"] for r in report["files"]] == ["grammar.lsp"]
     assert report["sets"][0]["name"] == "grammar.lsp"
+
+
+def test_plot_without_matplotlib_fails_before_the_work(tmp_path, monkeypatch, capsys):
+    """`--plot` with matplotlib missing: a clear message at once, no analysis, no other output."""
+    import sys
+
+    from nncompress.analysis import command
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    monkeypatch.setattr(command, "analyze_paths", lambda *a, **k: pytest.fail("analysed before refusing"))
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"hello hello hello\n")
+    js, page = tmp_path / "out.json", tmp_path / "out.html"
+    assert analysis.main([str(src), "--plot", str(tmp_path / "p.png"), "--html", str(page),
+                          "--json", str(js), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "--plot" in err and "matplotlib is not installed" in err and "Traceback" not in err
+    assert not js.exists() and not page.exists()

@@ -1,14 +1,17 @@
 """`nncompress bench`: every column, round-trip flags, skipped comparators, cache reuse.  No timing
 assertions; workers are real subprocesses, so this is kept to a few tiny runs."""
 
+import hashlib
 import json
 import stat
+import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from nncompress import benchmark
+from nncompress.benchmark import report as bench_report
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +54,12 @@ def test_bench_every_column(bench_run, tiny_files, capsys):
             assert row[key] is not None and row[key] > 0, key
     nnc = [r for r in rows if r["compressor"] == "nnc-1"]
     assert all(r["warmup_s"] is not None for r in nnc)
-    assert all(r["comp_peak_mib"] > r["comp_base_mib"] * 0 for r in nnc)
+    for r in rows:  # the launcher's whole-process peak includes the worker's state after loading its codec
+        assert r["comp_peak_mib"] >= r["comp_base_mib"] and r["decomp_peak_mib"] >= r["decomp_base_mib"]
+    # each worker carries only its own codec: a zlib worker never loads numba, whose kernels
+    # alone put an nncompress worker's baseline above any zlib worker's peak
+    gzip_peak = max(max(r["comp_peak_mib"], r["decomp_peak_mib"]) for r in rows if r["compressor"] == "gzip")
+    assert gzip_peak < min(r["comp_base_mib"] for r in nnc)
     totals = [t for t in report["totals"] if t["group"] == "files"]
     assert {t["compressor"] for t in totals} == {"gzip", "bzip2", "nnc-1"}
     for t in totals:
@@ -96,7 +104,7 @@ def test_broken_worker_reported(tiny_files):
     broken = benchmark.Comparator("broken", "broken", {"type": "python", "codec": "nope"})
     row = benchmark.measure(tiny_files[0], tiny_files[0].read_bytes(), broken, min_time=0)
     assert row["roundtrip"] == "error" and "unknown codec" in row["error"]
-    assert "error: compress" in benchmark._file_cells({"file": "a", "bytes": 1} | row)[-1]
+    assert "error: compress" in bench_report._file_cells({"file": "a", "bytes": 1} | row)[-1]
 
 
 def test_missing_comparators_skipped_with_note(monkeypatch, capsys, tiny_files):
@@ -107,7 +115,7 @@ def test_missing_comparators_skipped_with_note(monkeypatch, capsys, tiny_files):
     monkeypatch.setenv("PATH", "")
     monkeypatch.delenv("NNC_PAQ8PX", raising=False)
     comps = {c.key: c for c in benchmark.select_comparators("ppmd,paq8px,zlib")}
-    assert list(comps) == ["ppmd6", "ppmd16", "gzip", "paq8px"] or set(comps) == {"ppmd6", "ppmd16", "gzip", "paq8px"}
+    assert list(comps) == ["ppmd6", "ppmd16", "paq8px", "gzip"]  # the order asked, aliases expanded
     assert not comps["ppmd6"].available and "not installed" in comps["ppmd6"].note
     assert not comps["paq8px"].available and "NNC_PAQ8PX" in comps["paq8px"].note
     assert benchmark.main([str(tiny_files[0]), "--with", "ppmd,zlib", "--levels", "none",
@@ -135,24 +143,21 @@ def test_cache_reuse_and_incomplete_totals(tiny_files, tmp_path):
 
 
 def test_targets_sets_and_errors(corpora, capsys):
-    files, groups = benchmark._targets(["grammar.lsp", "xargs.1"], str(corpora))
-    assert [f.name for f in files] == ["grammar.lsp", "xargs.1"] and set(groups) == {"grammar.lsp", "xargs.1"}
+    files, groups = benchmark.bench_files(["grammar.lsp", "xargs.1"], str(corpora))
+    assert [f.name for f in files] == ["grammar.lsp", "xargs.1"]
+    assert groups == {"grammar.lsp": ["grammar.lsp"], "xargs.1": ["xargs.1"]}
+    assert files[0].sha256 == hashlib.sha256((corpora / "grammar.lsp").read_bytes()).hexdigest()
     assert benchmark.main(["no-such-thing", "-q"]) == 1
-    assert "no such file, folder or corpus set" in capsys.readouterr().err
+    assert "no-such-thing: no such file, directory or corpus set" in capsys.readouterr().err
     assert benchmark.main(["--list"]) == 0
     assert "canterbury" in capsys.readouterr().out
 
 
 def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
-    import importlib.util
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parent.parent / "bench" / "run_bench.py"
-    spec = importlib.util.spec_from_file_location("run_bench", script)
-    run_bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_bench)
+    run_bench = _bench_script("run_bench")
     out, cache = tmp_path / "out", tmp_path / "comparators.json"
-    common = ["--files", "grammar.lsp,xargs.1", "--corpora", str(corpora), "--levels", "none",
+    monkeypatch.setenv("NNC_CORPORA", str(corpora))  # as `make bench` finds them
+    common = ["--files", "grammar.lsp,xargs.1", "--levels", "none",
               "--min-time", "0", "--out", str(out), "-q"]
     assert run_bench.main(common + ["--with", "zlib", "--save-comparators", str(cache)]) == 0
     assert len(json.loads(cache.read_text())["entries"]) == 2
@@ -160,7 +165,82 @@ def test_run_bench_script_cache_and_render(corpora, tmp_path, monkeypatch):
                                     "--provisional", "test"]) == 0
     report = json.loads((out / "results.json").read_text())
     assert [r["cached"] for r in report["results"]] == [True, False, True, False]
+    # no path of this machine in the results: files by catalog name, the cache as given
+    assert [f["path"] for f in report["files"]] == ["grammar.lsp", "xargs.1"]
+    assert str(corpora) not in json.dumps(report)
     md = (out / "RESULTS.md").read_text()
     assert "PROVISIONAL" in md and "2 comparator rows" in md and "Command: `python bench/run_bench.py" in md
     assert run_bench.main(["--render-only", "--out", str(out)]) == 0
     assert (out / "RESULTS.md").read_text() == md
+
+
+def test_single_files_group_and_duplicates(tiny_files, tmp_path):
+    other = tmp_path / "a.txt"  # same base name as tiny_files[0], different file
+    other.write_bytes(b"another a.txt\n")
+    files, groups = benchmark.bench_files([str(tiny_files[0]), str(other), str(tiny_files[0])])
+    assert [f.name for f in files] == ["a.txt", str(other)]  # measured once each, told apart
+    assert groups == {"files": ["a.txt", str(other)]}
+
+
+def test_worker_is_a_module_that_loads_no_kernels(tiny_files, tmp_path):
+    """The worker runs as `python -m nncompress.benchmark.worker` and imports only its codec."""
+    request = {"spec": {"type": "python", "codec": "zlib", "args": {"level": 9}}, "op": "compress",
+               "src": str(tiny_files[0]), "dst": str(tmp_path / "out"), "min_time": 0}
+    probe = ("import runpy, sys; sys.argv = ['worker', sys.argv[1]]\n"
+             "try:\n    runpy.run_module('nncompress.benchmark.worker', run_name='__main__')\n"
+             "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+             "print('numba loaded' if 'numba' in sys.modules else 'numba not loaded')")
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(request)], capture_output=True, text=True,
+                          check=True)
+    result, verdict = done.stdout.strip().splitlines()
+    assert json.loads(result)["reps"] >= 1 and verdict == "numba not loaded"
+    assert (tmp_path / "out").read_bytes() == __import__("zlib").compress(tiny_files[0].read_bytes(), 9)
+
+
+def test_plot_without_matplotlib_refused_before_measuring(tiny_files, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what `import matplotlib` sees when it is absent
+    from nncompress.benchmark import command
+
+    monkeypatch.setattr(command, "run", lambda *a, **k: pytest.fail("measured before refusing"))
+    out = tmp_path / "r.json"
+    assert benchmark.main([str(tiny_files[0]), "--with", "zlib", "--levels", "none", "--json", str(out),
+                           "--plot", str(tmp_path / "r.png"), "-q"]) == 1
+    assert "matplotlib is not installed" in capsys.readouterr().err and not out.exists()
+
+
+def test_every_public_name_resolves():
+    for name in benchmark.__all__:
+        assert getattr(benchmark, name) is not None, name
+    assert callable(benchmark.measure) and callable(benchmark.run) and callable(benchmark.main)
+
+
+def _bench_script(name):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
+    from nncompress.analysis import code_lengths
+    from nncompress.presets import params_for_level
+
+    tune = _bench_script("tune")
+    src = tmp_path / "sample.txt"
+    src.write_bytes(sample_text[:3000])
+    assert tune.main(["--level", "1", f"{src}:1200", "--variant", "", "--variant", "mixer_lr=3"]) == 0
+    table = capsys.readouterr().out.split("| variant |")[1].splitlines()
+    assert table[0].strip() == "sample.txt:1200 | KB/s | MiB |"
+    expected = {"base": params_for_level(1), "mixer_lr=3": tune.make_params(1, "mixer_lr=3")}
+    assert expected["mixer_lr=3"].mixer_lr == 3 != expected["base"].mixer_lr
+    for line in table[2:]:
+        tag, bpc = [c.strip() for c in line.strip("|").split("|")][:2]
+        bits = code_lengths(sample_text[:1200], params=expected[tag])
+        assert float(bpc) == pytest.approx(bits.sum() / 1200, abs=1e-4)
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        tune.parse_overrides("no_such_field=1")
+    assert tune.main([str(tmp_path / "missing.txt")]) == 1

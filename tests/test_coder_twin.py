@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import nncompress
 from nncompress import coder, rangecoder
-from nncompress.format import NNCError
+from nncompress.errors import NNCError
 from nncompress.model.predictor import Predictor, bytes_to_nibbles
 from nncompress.presets import params_for_level
 

@@ -7,6 +7,7 @@ import io
 import tarfile
 import threading
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,63 @@ def test_fetch_cli_real_catalog(http_root, tmp_path, corpora, capsys):
     assert sorted(p.name for p in dest.iterdir()) == ["grammar.lsp", "xargs.1"]
     assert main(["fetch", "paper1", "--dest", str(dest), "--base-url", base]) == 1
     assert "download failed" in capsys.readouterr().err
+
+
+def test_search_path_is_option_environment_then_user_cache(tmp_path, monkeypatch):
+    """No folder is guessed from where the package lives: --corpora, NNC_CORPORA, the user cache."""
+    monkeypatch.delenv("NNC_CORPORA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # platformdirs honours it on Linux
+    assert corpora.default_fetch_dir() == tmp_path / "cache" / "nncompress" / "corpora"
+    assert corpora.search_dirs() == [corpora.default_fetch_dir()]
+    assert corpora.search_dirs(tmp_path / "mine") == [tmp_path / "mine"]
+    assert corpora.shared_corpora() is None
+    monkeypatch.setenv("NNC_CORPORA", str(tmp_path))
+    assert corpora.search_dirs() == [tmp_path] and corpora.shared_corpora() == tmp_path
+
+
+def test_catalog_is_package_data(tmp_path, monkeypatch):
+    """Read through importlib.resources, whatever the working directory."""
+    monkeypatch.chdir(tmp_path)
+    text = corpora.catalog_text()
+    assert text.count("\n") > len(corpora.load_catalog())
+    assert "alice29.txt" in corpora.load_catalog()
+
+
+# -- FILE|DIR|SET arguments (nncompress.targets), shared by bench and analyze -----------------------
+
+def test_targets_file_directory_and_manifest(tmp_path, monkeypatch):
+    from nncompress import targets
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in ("b.txt", "a.txt", ".hidden"):
+        (folder / name).write_bytes(name.encode())
+    (folder / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    single, whole = targets.resolve(["set/a.txt", "set"])
+    assert single.set is None and single.files == [Path("set/a.txt")]
+    assert whole.set == "set" and whole.files == [Path("set/a.txt"), Path("set/b.txt")]
+    # a MANIFEST.tsv chooses and orders the files (the shared-corpora layout); it is never a target
+    (folder / "MANIFEST.tsv").write_text("name\tbytes\nb.txt\t5\nmissing\t1\na.txt\t5\n")
+    assert [p.name for p in targets.resolve(["set"])[0].files] == ["b.txt", "a.txt"]
+
+
+def test_targets_catalog_names_and_path_precedence(tmp_path, monkeypatch):
+    from nncompress import targets
+
+    entry = corpora.load_catalog()["grammar.lsp"]
+    store = tmp_path / "store"
+    store.mkdir()
+    data = b"x" * entry.bytes
+    (store / "grammar.lsp").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    # a catalog name is looked up in the corpora folder and verified
+    with pytest.raises(corpora.CorpusError, match="sha256"):
+        targets.resolve(["grammar.lsp"], store)
+    # an existing path always wins over a catalog name, and is used as it is
+    (tmp_path / "grammar.lsp").write_bytes(b"my own grammar")
+    (target,) = targets.resolve(["grammar.lsp"], store)
+    assert target.set is None and target.files == [Path("grammar.lsp")]
+    assert target.files[0].read_bytes() == b"my own grammar"
+    with pytest.raises(corpora.CorpusError, match="nosuch: no such file, directory or corpus set"):
+        targets.resolve(["nosuch"], store)

@@ -1,9 +1,14 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import nncompress
 from nncompress import compress
+from nncompress.model.kinds import Context, Selector, selector_mask
 from nncompress.model.params import ModelParams
 from nncompress.model.predictor import Predictor, bytes_to_nibbles
+from nncompress.model.state import FIELDS, model_memory
 from nncompress.presets import LEVELS
 
 
@@ -52,3 +57,28 @@ def test_rnn_part_contributes(sample_text):
     a = Predictor(base).predict_known(sample_text[:3000])
     b = Predictor(off).predict_known(sample_text[:3000])
     assert not np.array_equal(a, b)
+
+
+def test_model_memory_is_what_the_predictor_allocates():
+    """model_memory (what the decoder checks a header against) comes from the same declaration
+    as the allocation, so it cannot drift from it."""
+    small = ModelParams(contexts=(2,), match_min=0, rnn_hidden=0, table_bits=12, history_bits=16,
+                        match_bits=10)
+    for params in (LEVELS[1], small):
+        assert model_memory(params) == Predictor(params).memory_bytes
+
+
+def test_every_state_field_has_an_owning_component():
+    model = Path(nncompress.__file__).parent / "model"
+    names = [f.name for f in FIELDS]
+    assert len(names) == len(set(names))
+    for field in FIELDS:
+        assert (model / f"{field.owner}.py").is_file(), field
+
+
+def test_presets_name_their_mixers():
+    """Level 9 runs every first-layer mixer but the byte-2-back one; 1 a subset of 3..8."""
+    assert LEVELS[9].selectors == tuple(s for s in Selector if s != Selector.BYTE2)
+    assert set(LEVELS[1].selectors) < set(LEVELS[6].selectors) == set(LEVELS[3].selectors)
+    assert selector_mask(Selector.PARTIAL_BYTE, Selector.CLASS_RUNS) == 0b10000001
+    assert all(isinstance(k, int) and not isinstance(k, Context) for k in LEVELS[9].contexts)

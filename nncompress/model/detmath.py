@@ -35,7 +35,6 @@ def det_exp(x: float) -> float:
 
 # Probabilities in the integer part of the model are 12-bit (1..4095 out of 4096) and the logistic
 # domain ("stretch") is fixed point with 8 fractional bits, clamped to +-2047 (+-8.0).
-PROB_BITS = 12
 STRETCH_LIMIT = 2047
 
 
@@ -85,6 +84,16 @@ def build_reciprocal_table(n: int = 1024) -> np.ndarray:
     for k in range(n):
         table[k] = int(65536.0 / (k + 1.5))
     return table
+
+
+def deterministic_uniform(count: int, seed: int) -> np.ndarray:
+    """Uniform values in [-0.5, 0.5) from an integer hash: no platform-dependent RNG involved."""
+    idx = np.arange(count, dtype=np.uint64) + np.uint64(seed << 32)
+    x = idx * np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(29)
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) - 0.5
 
 
 SQUASH = build_squash_table()

@@ -4,43 +4,24 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-# Character classes (kinds 42..51, selectors 6 and 7): 0 space, 1 control, 2 lower case, 3 upper
-# case, 4 digit, 5 .,!?;: 6 other ASCII, 7 bytes >= 128.
-# Context kinds: what a hashed context table is keyed by.  1..16 are byte orders (the previous n
-# bytes); the others are text-aware contexts.  The numbers are part of the format.
-WORD = 32  # the current (partial) word, case-folded; the previous byte between words
-WORD_BIGRAM = 33  # previous word + current partial word
-SPARSE_SKIP1 = 34  # bytes 2 and 3 back (skipping the last byte)
-SPARSE_GAP = 35  # bytes 1 and 3 back
-COLUMN = 36  # column in the line + the byte above it in the previous line
-WORD_ORDER1 = 37  # current partial word + previous byte class + the byte before the word
-WORD_TRIGRAM = 38  # two previous words + current partial word
-WORD_SKIP = 39  # the word before the previous one + current partial word
-INDIRECT1 = 40  # previous byte + the two bytes that followed it the last two times
-INDIRECT2 = 41  # last two bytes + the two bytes that followed them the last two times
-CLASS_MASK = 42  # character classes of the last six bytes + previous byte
-WORD_CLASSES = 44  # current partial word + character classes of the last four bytes
-CLASS_MASK8 = 46  # character classes of the last eight bytes
-CLASS_RUNS = 49  # classes of the last ten runs of same-class bytes
-CLASS_RUNS_ORDER1 = 50  # classes of the last six runs of same-class bytes + previous byte
-WORD_CLASS_RUNS = 51  # current partial word + classes of the last four runs
-MAX_ORDER = 16
-KNOWN_KINDS = frozenset(range(1, MAX_ORDER + 1)) | {
-    WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP, COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP,
-    INDIRECT1, INDIRECT2, CLASS_MASK, WORD_CLASSES, CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1,
-    WORD_CLASS_RUNS}
-MAX_CONTEXTS = 32
-# First-layer mixer weight-set selectors (bit k of ModelParams.mixer_select); with more than one,
-# a final mixer (weights chosen by the partial byte) combines them.
-SELECTORS = ("partial byte", "match length x expected bit", "previous byte x partial byte",
-             "contexts seen x node", "recurrent-state signs x partial byte", "byte 2 back x partial byte",
-             "classes of the last three bytes x partial byte",
-             "classes of the last three same-class runs x partial byte")
+from .kinds import MAX_CONTEXTS, Context, Selector, selector_mask
+
+# The context kinds under their short names (presets and tests import them from here too).
+WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP = (Context.WORD, Context.WORD_BIGRAM,
+                                              Context.SPARSE_SKIP1, Context.SPARSE_GAP)
+COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP = (Context.COLUMN, Context.WORD_ORDER1,
+                                               Context.WORD_TRIGRAM, Context.WORD_SKIP)
+INDIRECT1, INDIRECT2, CLASS_MASK, WORD_CLASSES = (Context.INDIRECT1, Context.INDIRECT2,
+                                                  Context.CLASS_MASK, Context.WORD_CLASSES)
+CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1, WORD_CLASS_RUNS = (
+    Context.CLASS_MASK8, Context.CLASS_RUNS, Context.CLASS_RUNS_ORDER1, Context.WORD_CLASS_RUNS)
+KNOWN_KINDS = frozenset(int(k) for k in Context)
 
 
 @dataclass(frozen=True)
 class ModelParams:
-    contexts: tuple = (1, 2, 3, 4, 6, WORD)
+    contexts: tuple = (Context.ORDER1, Context.ORDER2, Context.ORDER3, Context.ORDER4,
+                       Context.ORDER6, Context.WORD)
     table_bits: int = 22  # bytes per context table, log2
     match_min: int = 7  # shortest repeat the match model follows; 0 disables it
     match_bits: int = 20  # match-model hash table entries, log2
@@ -52,7 +33,7 @@ class ModelParams:
     mixer_sets: int = 1  # 1: weights chosen by the partial byte; 2: plus a mixer chosen by match state
     apm_rate: int = 7  # adaptive probability map step, 1/2^rate
     ctx_inputs: int = 1  # mixer inputs per context: 1 stretch(p); 2 + same when deterministic; 3 + linear p
-    mixer_select: int = 1  # bitmask of first-layer mixers (weight-set selectors), see SELECTORS
+    mixer_select: int = 1  # first-layer mixers (kinds.Selector), a bit mask: see selector_mask
     mixer_lr_boost: int = 0  # extra mixer step size for a fresh weight set ...
     mixer_lr_decay: int = 1024  # ... halved after this many updates of that set
     final_lr: int = 8  # step size (1/4 units) of the final mixer combining several first-layer mixers
@@ -62,10 +43,17 @@ class ModelParams:
     apm1_order: int = 0  # first APM's rows: 0 the partial byte, 1 the partial byte and the previous byte
     state_table: int = 0  # bit-history state machine variant (statetable.VARIANTS)
 
+    def __post_init__(self):
+        # names in, plain numbers stored: headers, reprs and JSON see the format's integers
+        if isinstance(self.contexts, tuple):
+            object.__setattr__(self, "contexts", tuple(
+                int(k) if isinstance(k, Context) else k for k in self.contexts))
+
     @property
     def selectors(self) -> tuple:
-        mask = self.mixer_select | (2 if self.mixer_sets == 2 else 0)
-        return tuple(k for k in range(len(SELECTORS)) if mask >> k & 1)
+        """The first-layer mixers in use, in mixer order (mixer_sets=2 is the old spelling of MATCH)."""
+        mask = self.mixer_select | (selector_mask(Selector.MATCH) if self.mixer_sets == 2 else 0)
+        return tuple(s for s in Selector if mask >> s & 1)
 
     def validate(self) -> "ModelParams":
         if not 1 <= len(self.contexts) <= MAX_CONTEXTS:
@@ -87,7 +75,7 @@ class ModelParams:
             (self.apm1_order in (0, 1), "apm1_order must be 0 or 1"),
             (0 <= self.state_table < 5, "state_table must be in 0..4"),
             (1 <= self.ctx_inputs <= 3, "ctx_inputs must be in 1..3"),
-            (1 <= self.mixer_select < (1 << len(SELECTORS)), "mixer_select must be a nonzero selector mask"),
+            (1 <= self.mixer_select < (1 << len(Selector)), "mixer_select must be a nonzero selector mask"),
             (0 <= self.mixer_lr_boost <= 1024, "mixer_lr_boost must be in 0..1024"),
             (1 <= self.mixer_lr_decay <= 1 << 20, "mixer_lr_decay must be in 1..2^20"),
             (1 <= self.final_lr <= 256, "final_lr must be in 1..256"),

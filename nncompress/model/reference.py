@@ -1,4 +1,4 @@
-"""A slow, plainly written reference twin of the predictor in `kernels.py`.
+"""A slow, plainly written reference twin of the predictor's numba kernels (`nibble.step`).
 
 The numba kernels work on flat arrays for speed; this module re-implements the same model with one
 class per component and ordinary Python ints, floats, lists and bytearrays, so the algorithm can be
@@ -29,8 +29,9 @@ Fidelity notes (what "bit for bit" takes):
 from __future__ import annotations
 
 from . import detmath
+from .detmath import deterministic_uniform
+from .kinds import SELECTOR_ROWS, CharClass, Context, Selector
 from .params import ModelParams
-from .predictor import _deterministic_uniform
 from .statetable import StateTable
 
 MASK32 = 0xFFFFFFFF
@@ -40,12 +41,6 @@ SIGMOID = detmath.SIGMOID.tolist()  # 1/(1+e^-x) at x = i/128 - 16
 RECIPROCAL = detmath.RECIPROCAL.tolist()  # 65536 / (n + 1.5)
 WEIGHT_LIMIT = 1 << 22
 
-# First-layer mixer selectors (ModelParams.selectors) and how many weight rows each has.
-(SELECT_PARTIAL_BYTE, SELECT_MATCH, SELECT_PREV_BYTE, SELECT_SEEN, SELECT_RNN, SELECT_BYTE2,
- SELECT_CLASSES, SELECT_CLASS_RUNS) = range(8)
-SELECTOR_ROWS = {SELECT_PARTIAL_BYTE: 256, SELECT_MATCH: 96, SELECT_PREV_BYTE: 65536,
-                 SELECT_SEEN: 1056, SELECT_RNN: 4096, SELECT_BYTE2: 65536,
-                 SELECT_CLASSES: 1 << 17, SELECT_CLASS_RUNS: 1 << 17}
 
 
 def _int32(v: int) -> int:
@@ -92,21 +87,20 @@ def partial_byte(low_half: bool, hi: int, j: int) -> int:
 
 # ---- byte-level state ---------------------------------------------------------------------------
 
-def byte_class(c: int) -> int:
-    """0 space, 1 control, 2 lower case, 3 upper case, 4 digit, 5 .,!?;: 6 other ASCII, 7 >= 128."""
+def byte_class(c: int) -> CharClass:
     if c == 32:
-        return 0
+        return CharClass.SPACE
     if c < 32:
-        return 1
+        return CharClass.CONTROL
     if 97 <= c <= 122:
-        return 2
+        return CharClass.LOWER
     if 65 <= c <= 90:
-        return 3
+        return CharClass.UPPER
     if 48 <= c <= 57:
-        return 4
+        return CharClass.DIGIT
     if c in b".,!?;:":
-        return 5
-    return 6 if c < 128 else 7
+        return CharClass.PUNCTUATION
+    return CharClass.OTHER_ASCII if c < 128 else CharClass.HIGH
 
 
 def _is_word_byte(c: int) -> bool:
@@ -169,53 +163,53 @@ class ByteHistory:
 
 
 def context_hash(kind: int, h: ByteHistory) -> int:
-    """The hash of context `kind` (see params.py) for the byte about to be coded."""
+    """The hash of context `kind` (a kinds.Context) for the byte about to be coded."""
     c1 = h.last4 & 0xFF
-    if kind <= 4:  # the last `kind` bytes
+    if kind <= Context.ORDER4:  # the last `kind` bytes
         return hash32(kind, h.last4 & ((1 << (8 * kind)) - 1))
-    if kind <= 8:
+    if kind <= Context.ORDER8:
         return hash32(hash32(kind, h.last4), h.before4 & ((1 << (8 * (kind - 4))) - 1))
-    if kind <= 16:
+    if kind <= Context.ORDER16:
         x = hash32(hash32(kind, h.last4), h.before4)
         for n in range(9, kind + 1):
             x = hash32(x, h.byte_back(n))
         return x
-    if kind == 32:  # WORD
-        return hash32(32, h.word) if h.word != 0 else hash32(320, c1)
-    if kind == 33:  # WORD_BIGRAM
-        return hash32(hash32(33, h.word1), h.word)
-    if kind == 34:  # SPARSE_SKIP1: bytes 2 and 3 back
-        return hash32(34, h.last4 & 0xFFFF00)
-    if kind == 35:  # SPARSE_GAP: bytes 1 and 3 back
-        return hash32(35, h.last4 & 0xFF00FF)
-    if kind == 36:  # COLUMN
+    if kind == Context.WORD:  # between words: the previous byte, under its own salt
+        return hash32(kind, h.word) if h.word != 0 else hash32(320, c1)
+    if kind == Context.WORD_BIGRAM:
+        return hash32(hash32(kind, h.word1), h.word)
+    if kind == Context.SPARSE_SKIP1:  # bytes 2 and 3 back
+        return hash32(kind, h.last4 & 0xFFFF00)
+    if kind == Context.SPARSE_GAP:  # bytes 1 and 3 back
+        return hash32(kind, h.last4 & 0xFF00FF)
+    if kind == Context.COLUMN:
         above = 0
         if h.prev_line_start + h.column < h.line_start:
             above = h.at(h.prev_line_start + h.column)
-        return hash32(hash32(36, min(h.column, 255)), above | (c1 << 8))
-    if kind == 37:  # WORD_ORDER1
-        return hash32(hash32(37, h.word), h.word_prefix | (c1 << 8))
-    if kind == 38:  # WORD_TRIGRAM
-        return hash32(hash32(hash32(38, h.word2), h.word1), h.word)
-    if kind == 39:  # WORD_SKIP
-        return hash32(hash32(39, h.word2), h.word)
-    if kind == 40:  # INDIRECT1
-        return hash32(hash32(40, c1), h.followers1[c1])
-    if kind == 41:  # INDIRECT2
+        return hash32(hash32(kind, min(h.column, 255)), above | (c1 << 8))
+    if kind == Context.WORD_ORDER1:
+        return hash32(hash32(kind, h.word), h.word_prefix | (c1 << 8))
+    if kind == Context.WORD_TRIGRAM:
+        return hash32(hash32(hash32(kind, h.word2), h.word1), h.word)
+    if kind == Context.WORD_SKIP:
+        return hash32(hash32(kind, h.word2), h.word)
+    if kind == Context.INDIRECT1:
+        return hash32(hash32(kind, c1), h.followers1[c1])
+    if kind == Context.INDIRECT2:
         c21 = h.last4 & 0xFFFF
-        return hash32(hash32(41, c21), h.followers2[c21])
-    if kind == 42:  # CLASS_MASK
-        return hash32(hash32(42, h.classes & 0x3FFFF), c1)
-    if kind == 44:  # WORD_CLASSES
-        return hash32(hash32(44, h.word), h.classes & 0xFFF)
-    if kind == 46:  # CLASS_MASK8
-        return hash32(46, h.classes)
-    if kind == 49:  # CLASS_RUNS
-        return hash32(49, h.class_runs)
-    if kind == 50:  # CLASS_RUNS_ORDER1
-        return hash32(hash32(50, h.class_runs & 0x3FFFF), c1)
-    if kind == 51:  # WORD_CLASS_RUNS
-        return hash32(hash32(51, h.class_runs & 0xFFF), h.word)
+        return hash32(hash32(kind, c21), h.followers2[c21])
+    if kind == Context.CLASS_MASK:
+        return hash32(hash32(kind, h.classes & 0x3FFFF), c1)
+    if kind == Context.WORD_CLASSES:
+        return hash32(hash32(kind, h.word), h.classes & 0xFFF)
+    if kind == Context.CLASS_MASK8:
+        return hash32(kind, h.classes)
+    if kind == Context.CLASS_RUNS:
+        return hash32(kind, h.class_runs)
+    if kind == Context.CLASS_RUNS_ORDER1:
+        return hash32(hash32(kind, h.class_runs & 0x3FFFF), c1)
+    if kind == Context.WORD_CLASS_RUNS:
+        return hash32(hash32(kind, h.class_runs & 0xFFF), h.word)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -370,7 +364,7 @@ class Mixer:
             self.weights[row] = list(self.initial_row)
         return self.weights[row]
 
-    def dot(self, row: int, inputs: list) -> int:
+    def mix(self, row: int, inputs: list) -> int:
         w = self._row(row)
         total = 0
         for i in range(len(inputs)):
@@ -460,8 +454,8 @@ class RecurrentLayer:
 
     def __init__(self, hidden: int, bptt: int, lr: float):
         nh = self.nh = hidden
-        u = _deterministic_uniform(256 * nh, 1).tolist()
-        w = _deterministic_uniform(nh * nh, 2).tolist()
+        u = deterministic_uniform(256 * nh, 1).tolist()
+        w = deterministic_uniform(nh * nh, 2).tolist()
         self.U = [[u[b * nh + k] * 0.2 for k in range(nh)] for b in range(256)]
         self.W = [[w[k * nh + m] * 0.2 for m in range(nh)] for k in range(nh)]
         self.V = [[0.0] * nh for _ in range(256)]
@@ -614,6 +608,48 @@ class ReferencePredictor:
     def learn(self, nibble: int) -> None:
         self._pending = nibble
 
+    def state_by_field(self) -> dict:
+        """The learned state under the names of the fast model's state declaration
+        (`state.FIELDS` with twin=True): field -> [(index, expected value of array[index]), ...].
+        Components that are off contribute no entries; rows never touched are left out."""
+        h = self.history
+        s = {name: [] for name in (
+            "hist", "ind", "tables", "sm_p", "sm_n", "o0_p", "o0_n", "match_table", "msm_p",
+            "msm_n", "mixw", "mixn", "fmixw", "apm1", "apm2", "rnn_u", "rnn_w", "rnn_v", "rnn_b",
+            "rnn_s", "rnn_x", "rnn_g")}
+        s["hist"].append((..., list(h.buffer)))
+        s["ind"].append((..., h.followers1 + h.followers2))
+        for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
+            s["tables"].append((i, list(slots.table)))
+            s["sm_p"].append((i, smap.p))
+            s["sm_n"].append((i, smap.n))
+        s["o0_p"].append((..., self.order0.p))
+        s["o0_n"].append((..., self.order0.n))
+        if self.match is not None:
+            s["match_table"].append((..., self.match.last_seen))
+            s["msm_p"].append((..., self.match.confidence.p))
+            s["msm_n"].append((..., self.match.confidence.n))
+        base = 0  # the fast model stacks the selectors' weight rows in mixer order
+        for kind, mixer in zip(self.selectors, self.mixers):
+            for row, weights in mixer.weights.items():
+                s["mixw"].append((base + row, weights))
+            for row, count in mixer.counts.items():
+                s["mixn"].append((base + row, count))
+            base += SELECTOR_ROWS[kind]
+        if len(self.mixers) > 1:
+            s["fmixw"].append(((slice(None), slice(0, len(self.mixers))), self.final.weights))
+        for name, apm in (("apm1", self.apm1), ("apm2", self.apm2)):
+            for row, points in apm.rows.items():
+                s[name].append((row, points))
+        if self.rnn is not None:
+            rnn = self.rnn
+            steps = slice(0, len(rnn.states))
+            for name, value in (("rnn_u", rnn.U), ("rnn_w", rnn.W), ("rnn_v", rnn.V), ("rnn_b", rnn.b)):
+                s[name].append((..., value))
+            for name, value in (("rnn_s", rnn.states), ("rnn_x", rnn.bytes), ("rnn_g", rnn.grads)):
+                s[name].append((steps, value))
+        return s
+
     # -- internals --
 
     def _hash_contexts(self) -> None:
@@ -628,21 +664,21 @@ class ReferencePredictor:
 
     def _selector_row(self, kind: int, c0: int, j: int, seen: int, expected: int, pattern: int) -> int:
         c1 = self.history.last4 & 0xFF
-        if kind == SELECT_PARTIAL_BYTE:
+        if kind == Selector.PARTIAL_BYTE:
             return c0
-        if kind == SELECT_MATCH:
+        if kind == Selector.MATCH:
             length = self.match.length if self.match is not None else 0
             return (match_bucket(length) if length > 0 else 0) * 3 + expected + 1
-        if kind == SELECT_PREV_BYTE:
+        if kind == Selector.PREV_BYTE:
             return (c1 << 8) | c0
-        if kind == SELECT_SEEN:
+        if kind == Selector.SEEN:
             return (seen << 5) | (int(self.low_half) << 4) | j
-        if kind == SELECT_RNN:
+        if kind == Selector.RNN_SIGNS:
             return (pattern << 8) | c0
         c2 = (self.history.last4 >> 8) & 0xFF
-        if kind == SELECT_BYTE2:
+        if kind == Selector.BYTE2:
             return (c2 << 8) | c0
-        if kind == SELECT_CLASSES:
+        if kind == Selector.CLASSES:
             return ((self.history.classes & 0x1FF) << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
@@ -682,7 +718,7 @@ class ReferencePredictor:
         node.rows, node.stretched, node.probs = [], [], []
         for kind, mixer in zip(self.selectors, self.mixers):
             row = self._selector_row(kind, c0, j, seen, node.expected, pattern)
-            x = mixer.dot(row, inputs)
+            x = mixer.mix(row, inputs)
             node.rows.append(row)
             node.stretched.append(x)
             node.probs.append(SQUASH[x + 2048])

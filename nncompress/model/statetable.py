@@ -14,8 +14,6 @@ needs a format version bump.
 
 import numpy as np
 
-COUNT_CAP = 30
-
 
 def _discount_half(n: int) -> int:
     """Opposite count after a surprise: small counts survive, large ones are roughly halved."""
@@ -91,21 +89,9 @@ class StateTable:
         self.next_state, self.counts = build_state_table(variant)
         n0 = self.counts[:, 0].astype(np.int64)
         n1 = self.counts[:, 1].astype(np.int64)
-        self.num_states = int(np.count_nonzero(n0 + n1)) + 1
         # Replacement priority of a hash slot: how much evidence its first node holds.
         self.priority = (n0 + n1).astype(np.int32)
         # 1 where only one bit value has been seen (a deterministic history), else 0.
         self.deterministic = (((n0 == 0) | (n1 == 0)) & (n0 + n1 > 0)).astype(np.int32)
         # Starting probability of a 1, 22-bit fixed point: (n1 + 1/2) / (n0 + n1 + 1).
         self.initial_p = (((2 * n1 + 1) << 22) // (2 * (n0 + n1) + 2)).astype(np.int32)
-
-
-_DEFAULT = StateTable(0)
-NEXT_STATE, STATE_COUNTS = _DEFAULT.next_state, _DEFAULT.counts[:, :2]
-NUM_STATES = _DEFAULT.num_states
-STATE_PRIORITY = _DEFAULT.priority
-STATE_DETERMINISTIC = _DEFAULT.deterministic
-
-
-def initial_state_probabilities(variant: int = 0) -> np.ndarray:
-    return StateTable(variant).initial_p

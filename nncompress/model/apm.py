@@ -1,0 +1,78 @@
+"""Adaptive probability maps (APM/SSE): refine the mixer's probability.
+
+Per row, 33 points over the stretch domain (16-bit probabilities), interpolated; the two points
+around the input learn.  APM1's rows are the partial byte (or, apm1_order=1, the partial byte and
+the previous byte), APM2's a hash of the partial byte and the last two bytes.  The final
+probability is a fixed-weight average (cfg[C_APM_W + 0..2], sum 16) of mixer, APM1 and APM2.
+"""
+
+from __future__ import annotations
+
+from .contexts import hash2
+from .jit import kernel
+from .state import C_APM_RATE, C_APM_W, R_C4
+from .tree import path_node
+
+
+@kernel(inline=True)
+def apm_predict(table, row, st):
+    """Interpolate a 33-point adaptive map at stretch value st; returns (p12, low index, weight)."""
+    s = st + 2048
+    lo = s >> 7
+    w = s & 127
+    p = (table[row, lo] * (128 - w) + table[row, lo + 1] * w) >> 11
+    if p < 1:
+        p = 1
+    elif p > 4095:
+        p = 4095
+    return p, lo, w
+
+
+@kernel(inline=True)
+def apm_update(table, row, lo, w, bit, rate):
+    target = bit << 16
+    table[row, lo] += ((target - table[row, lo]) * (128 - w)) >> (7 + rate)
+    table[row, lo + 1] += ((target - table[row, lo + 1]) * w) >> (7 + rate)
+
+
+@kernel
+def refine(st, reg, node):
+    """Every node's final 12-bit probability (node_p) from the mixer's (node_pmix); records the
+    points for learning in node_apm[j] = (APM1 low point, weight, APM2 row, low point, weight,
+    APM1 row)."""
+    cfg = st.cfg
+    c1 = reg[R_C4] & 0xFF
+    c2 = (reg[R_C4] >> 8) & 0xFF
+    apm1, apm2, stretch, node_apm = st.apm1, st.apm2, st.stretch, node.node_apm
+    w_mix, w_apm1, w_apm2 = cfg[C_APM_W], cfg[C_APM_W + 1], cfg[C_APM_W + 2]
+    for j in range(1, 16):
+        c0 = node.node_c0[j]
+        pm = node.node_pmix[j]
+        sx = stretch[pm]
+        row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
+        p1, lo1, w1 = apm_predict(apm1, row1, sx)
+        row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
+        p2, lo2, w2 = apm_predict(apm2, row2, sx)
+        node_apm[j, 0] = lo1
+        node_apm[j, 1] = w1
+        node_apm[j, 5] = row1
+        node_apm[j, 2] = row2
+        node_apm[j, 3] = lo2
+        node_apm[j, 4] = w2
+        p = (pm * w_mix + p1 * w_apm1 + p2 * w_apm2 + 8) >> 4
+        if p < 1:
+            p = 1
+        elif p > 4095:
+            p = 4095
+        node.node_p[j] = p
+
+
+@kernel
+def learn(st, value):
+    """The coded nibble's path: the two points around each node's input learn, in both maps."""
+    a = st.node.node_apm
+    rate = st.cfg[C_APM_RATE]
+    for d in range(4):
+        j, bit = path_node(value, d)
+        apm_update(st.apm1, a[j, 5], a[j, 0], a[j, 1], bit, rate)
+        apm_update(st.apm2, a[j, 2], a[j, 3], a[j, 4], bit, rate)

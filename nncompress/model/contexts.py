@@ -1,0 +1,151 @@
+"""Context hashing: what the model knows about the bytes so far, and one hash per context.
+
+Byte-level registers (the last eight bytes, words, lines, character classes) and the indirect
+contexts' follower tables are updated once per byte (`append_byte`); `byte_context_hashes` then
+hashes every context (`kinds.Context`) for the byte about to be coded.
+"""
+
+from __future__ import annotations
+
+from .jit import kernel
+from .kinds import CharClass, Context
+from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CLASSES, R_COLUMN,
+                    R_LINE_START, R_POS, R_PREV_LINE_START, R_WORD, R_WORD1, R_WORD2,
+                    R_WORD_PREFIX)
+
+MASK32 = 0xFFFFFFFF
+WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
+
+
+@kernel(inline=True)
+def hash2(a, b):
+    """32-bit mix of two 32-bit values (operands kept below 2^63 so int64 never overflows)."""
+    h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
+    h ^= h >> 15
+    h = (h * 0x2C1B3C6D) & MASK32
+    h ^= h >> 12
+    h = (h * 0x297A2D39) & MASK32
+    h ^= h >> 15
+    return h
+
+
+_SPACE, _CONTROL, _LOWER, _UPPER = (CharClass.SPACE.value, CharClass.CONTROL.value,
+                                    CharClass.LOWER.value, CharClass.UPPER.value)
+_DIGIT, _PUNCTUATION, _OTHER_ASCII, _HIGH = (CharClass.DIGIT.value, CharClass.PUNCTUATION.value,
+                                             CharClass.OTHER_ASCII.value, CharClass.HIGH.value)
+
+
+@kernel(inline=True)
+def byte_class(c):
+    if c == 32:
+        return _SPACE
+    if c < 32:
+        return _CONTROL
+    if 97 <= c <= 122:
+        return _LOWER
+    if 65 <= c <= 90:
+        return _UPPER
+    if 48 <= c <= 57:
+        return _DIGIT
+    if c == 46 or c == 44 or c == 33 or c == 63 or c == 59 or c == 58:
+        return _PUNCTUATION
+    if c < 128:
+        return _OTHER_ASCII
+    return _HIGH
+
+
+@kernel
+def byte_context_hashes(st):
+    """Hash of each context for the byte about to be coded, into st.ctx_hash."""
+    cfg, reg, hist, ind = st.cfg, st.reg, st.hist, st.ind
+    c4 = reg[R_C4]
+    c8 = reg[R_C8]
+    pos = reg[R_POS]
+    hmask = (1 << cfg[C_HIST_BITS]) - 1
+    for i in range(cfg[C_NCTX]):
+        kind = cfg[C_KINDS + i]
+        if kind <= Context.ORDER4:
+            h = hash2(kind, c4 & ((1 << (8 * kind)) - 1))
+        elif kind <= Context.ORDER8:
+            h = hash2(hash2(kind, c4), c8 & ((1 << (8 * (kind - 4))) - 1))
+        elif kind <= Context.ORDER16:
+            h = hash2(hash2(kind, c4), c8)
+            for k in range(8, kind):
+                b = hist[(pos - 1 - k) & hmask] if pos - 1 - k >= 0 else 0
+                h = hash2(h, b)
+        elif kind == Context.WORD:
+            w = reg[R_WORD]
+            h = hash2(kind, w) if w != 0 else hash2(WORD_BETWEEN_WORDS, c4 & 0xFF)
+        elif kind == Context.WORD_BIGRAM:
+            h = hash2(hash2(kind, reg[R_WORD1]), reg[R_WORD])
+        elif kind == Context.SPARSE_SKIP1:
+            h = hash2(kind, c4 & 0xFFFF00)
+        elif kind == Context.SPARSE_GAP:
+            h = hash2(kind, c4 & 0xFF00FF)
+        elif kind == Context.COLUMN:
+            col = reg[R_COLUMN]
+            above = 0
+            if reg[R_PREV_LINE_START] + col < reg[R_LINE_START]:
+                above = hist[(reg[R_PREV_LINE_START] + col) & hmask]
+            h = hash2(hash2(kind, min(col, 255)), above | ((c4 & 0xFF) << 8))
+        elif kind == Context.WORD_ORDER1:
+            h = hash2(hash2(kind, reg[R_WORD]), reg[R_WORD_PREFIX] | ((c4 & 0xFF) << 8))
+        elif kind == Context.WORD_TRIGRAM:
+            h = hash2(hash2(hash2(kind, reg[R_WORD2]), reg[R_WORD1]), reg[R_WORD])
+        elif kind == Context.WORD_SKIP:
+            h = hash2(hash2(kind, reg[R_WORD2]), reg[R_WORD])
+        elif kind == Context.INDIRECT1:
+            h = hash2(hash2(kind, c4 & 0xFF), ind[c4 & 0xFF])
+        elif kind == Context.INDIRECT2:
+            h = hash2(hash2(kind, c4 & 0xFFFF), ind[256 + (c4 & 0xFFFF)])
+        elif kind == Context.CLASS_MASK:
+            h = hash2(hash2(kind, reg[R_CLASSES] & 0x3FFFF), c4 & 0xFF)
+        elif kind == Context.WORD_CLASSES:
+            h = hash2(hash2(kind, reg[R_WORD]), reg[R_CLASSES] & 0xFFF)
+        elif kind == Context.CLASS_MASK8:
+            h = hash2(kind, reg[R_CLASSES])
+        elif kind == Context.CLASS_RUNS:
+            h = hash2(kind, reg[R_CLASS_RUNS])
+        elif kind == Context.CLASS_RUNS_ORDER1:
+            h = hash2(hash2(kind, reg[R_CLASS_RUNS] & 0x3FFFF), c4 & 0xFF)
+        else:  # Context.WORD_CLASS_RUNS
+            h = hash2(hash2(kind, reg[R_CLASS_RUNS] & 0xFFF), reg[R_WORD])
+        st.ctx_hash[i] = h
+
+
+@kernel
+def append_byte(st, byte):
+    """Byte-level state after a byte: followers, history, order registers, words, classes, lines."""
+    reg, hist, ind = st.reg, st.hist, st.ind
+    # indirect contexts: what followed the previous byte / the last two bytes
+    c4 = reg[R_C4]
+    ind[c4 & 0xFF] = ((ind[c4 & 0xFF] << 8) | byte) & 0xFFFF
+    ind[256 + (c4 & 0xFFFF)] = ((ind[256 + (c4 & 0xFFFF)] << 8) | byte) & 0xFFFF
+    pos = reg[R_POS]
+    hist[pos & ((1 << st.cfg[C_HIST_BITS]) - 1)] = byte
+    reg[R_C8] = ((reg[R_C8] << 8) | (reg[R_C4] >> 24)) & MASK32
+    reg[R_C4] = ((reg[R_C4] << 8) | byte) & MASK32
+    pos += 1
+    reg[R_POS] = pos
+    # words: letters (case-folded) and UTF-8 bytes continue a word
+    c = byte
+    if 65 <= c <= 90:
+        c += 32
+    if (97 <= c <= 122) or c >= 128:
+        if reg[R_WORD] == 0:
+            reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
+        reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
+    elif reg[R_WORD] != 0:
+        reg[R_WORD2] = reg[R_WORD1]
+        reg[R_WORD1] = reg[R_WORD]
+        reg[R_WORD] = 0
+    cls = byte_class(byte)
+    if (reg[R_CLASSES] & 7) != cls or pos == 1:
+        reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF
+    reg[R_CLASSES] = ((reg[R_CLASSES] << 3) | cls) & 0xFFFFFF
+    if byte == 10:
+        reg[R_PREV_LINE_START] = reg[R_LINE_START]
+        reg[R_LINE_START] = pos
+        reg[R_COLUMN] = 0
+    else:
+        reg[R_COLUMN] += 1

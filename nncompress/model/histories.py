@@ -1,0 +1,120 @@
+"""Bit histories and adaptive probability maps: the hashed "direct connections".
+
+Each context owns a table of 16-byte slots: a check byte, then the bit-history state
+(`statetable`) of each of the nibble's 15 tree nodes.  A slot is found or claimed per nibble
+(4-way bucket, evicting the least-seen slot); each context maps a state to a probability through
+its own adaptive table (`sm_p`), and an order-0 map (`o0_p`) sees every node.  These give the
+mixer its per-context inputs.
+"""
+
+from __future__ import annotations
+
+from .contexts import hash2
+from .jit import kernel
+from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
+from .tree import path_node
+
+ORDER0_LIMIT = 255  # count limit of the order-0 map
+
+
+@kernel(inline=True)
+def counter_update(p, n, k, bit, recip, limit):
+    """Adaptive-rate probability counter: step 1/(n+1.5), n capped at `limit`."""
+    target = bit << 22
+    v = p[k] + (((target - p[k]) >> 6) * recip[n[k]] >> 10)
+    # the floored shift can overshoot below 0 for small limits (fast rates): clamp, or the
+    # stretch lookup of a near-certain 0 would read as a near-certain 1
+    p[k] = v if v > 0 else 0
+    if n[k] < limit:
+        n[k] += 1
+
+
+@kernel
+def lookup_slot(table, h):
+    """Find the 16-byte slot for hash h: 4-way bucket, 8-bit check; -1 if absent."""
+    nslots = table.shape[0] >> 4
+    check = (h >> 24) & 255
+    base = (h & (nslots - 1)) & ~3
+    for k in range(4):
+        off = (base + k) << 4
+        if table[off] == check:
+            return off
+    return -1
+
+
+@kernel
+def claim_slot(table, h, priority):
+    """lookup_slot, or else clear and claim the bucket's least-seen slot."""
+    off = lookup_slot(table, h)
+    if off >= 0:
+        return off
+    nslots = table.shape[0] >> 4
+    check = (h >> 24) & 255
+    base = (h & (nslots - 1)) & ~3
+    best = base << 4
+    best_pri = 1 << 30
+    for k in range(4):
+        off = (base + k) << 4
+        pri = priority[table[off + 1]]
+        if pri < best_pri:
+            best_pri = pri
+            best = off
+    for k in range(16):
+        table[best + k] = 0
+    table[best] = check
+    return best
+
+
+@kernel
+def claim_nibble_slots(st):
+    """Each context's slot for the nibble about to be coded (salted by the high nibble)."""
+    reg = st.reg
+    salt = 0 if reg[R_NIBBLE] == 0 else 1 + reg[R_HI]
+    for i in range(st.cfg[C_NCTX]):
+        st.slots[i] = claim_slot(st.tables[i], hash2(st.ctx_hash[i], salt), st.priority)
+
+
+@kernel
+def predict_inputs(st, tables, slots, node):
+    """Every node's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
+    >= 2 the same if the history is deterministic, then with 3 p linear) and from the order-0 map
+    (the next column); node_seen: how many contexts have seen the node."""
+    nctx = st.cfg[C_NCTX]
+    ci = st.cfg[C_CTX_INPUTS]
+    sm_p, stretch, state_det, o0_p = st.sm_p, st.stretch, st.state_det, st.o0_p
+    inputs = node.inputs
+    for j in range(1, 16):
+        n = 0
+        seen = 0
+        for i in range(nctx):
+            s = tables[i, slots[i] + j]
+            p12 = sm_p[i, s] >> 10
+            sx = stretch[p12]
+            inputs[j, n] = sx
+            n += 1
+            if ci >= 2:
+                inputs[j, n] = sx * state_det[s]
+                n += 1
+            if ci >= 3:
+                inputs[j, n] = (p12 - 2048) >> 2
+                n += 1
+            if s != 0:
+                seen += 1
+        inputs[j, n] = stretch[o0_p[node.node_c0[j]] >> 10]
+        node.node_seen[j] = seen
+
+
+@kernel
+def learn(st, value):
+    """The coded nibble's path: every context's state map and state, and the order-0 map, learn."""
+    recip, tables, slots, sm_p, sm_n = st.recip, st.tables, st.slots, st.sm_p, st.sm_n
+    limit = st.cfg[C_SM_LIMIT]
+    nctx = st.cfg[C_NCTX]
+    for d in range(4):
+        j, bit = path_node(value, d)
+        for i in range(nctx):
+            off = slots[i] + j
+            s = tables[i, off]
+            counter_update(sm_p[i], sm_n[i], s, bit, recip, limit)
+            tables[i, off] = st.next_state[s, bit]
+        counter_update(st.o0_p, st.o0_n, st.node.node_c0[j], bit, recip, ORDER0_LIMIT)

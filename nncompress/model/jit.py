@@ -1,0 +1,124 @@
+"""How every model kernel is compiled: the numba options, in one place.
+
+Determinism first: no fastmath (not even "contract": a fused multiply-add rounds once where the
+reference rounds twice), no parallel reductions, Python's error model.  Every kernel module takes
+its decorator from here and imports nothing else from numba's compiler.
+
+Compiled code is cached on disk, with two changes to numba's own cache:
+
+* The cache key also covers the source of every module in this package.  numba only notices
+  edits to the file that defines a cached function, but `nibble.step` compiles in the kernels of
+  the sibling modules: without this, editing mixer.py would leave a stale `step` in the cache.
+* Where no cache directory is writable (a read-only install and no writable home, e.g. a service
+  account), numba refuses to create the function ("no locator available").  We then use a private
+  per-user directory under the system temporary directory, and failing that compile in memory on
+  every run, saying so once on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+import numba
+from numba.core import caching
+
+# The options of every kernel.  fastmath and parallel are spelled out so that a reader (and
+# tests/test_kernel_flags.py) sees they are off; the error model is numba's njit default.
+OPTIONS = dict(fastmath=False, parallel=False, error_model="python")
+
+
+def _model_sources_digest() -> str:
+    """Hash of the model package's sources: part of every kernel's cache key.  The reference
+    twin is left out: it is never compiled, and editing it should not cost a recompile."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        if path.name == "reference.py":
+            continue
+        digest.update(path.name.encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:  # unreadable source (unusual installs): fall back to its size and age
+            st = path.stat()
+            digest.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+MODEL_SOURCES_DIGEST = _model_sources_digest()
+
+
+def private_cache_dir() -> str | None:
+    """A cache directory only this user can write (created mode 0700), or None."""
+    path = os.path.join(tempfile.gettempdir(), f"nncompress-numba-cache-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError:
+        return None
+    # someone else's directory (or one others may write) could hold planted machine code
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return path
+
+
+class _PrivateTempLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """numba cache locator of last resort: private_cache_dir()."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(self._base, self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        cls._base = private_cache_dir()
+        if cls._base is None:
+            return None
+        return super().from_function(py_func, py_file)
+
+
+class _ModelCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [*caching.CompileResultCacheImpl._locator_classes, _PrivateTempLocator]
+
+
+class _ModelCache(caching.FunctionCache):
+    _impl_class = _ModelCacheImpl
+
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), MODEL_SOURCES_DIGEST)
+
+
+_uncached_note_shown = False
+
+
+def _enable_cache(dispatcher) -> None:
+    global _uncached_note_shown
+    if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 (debugging): plain Python functions
+        return
+    try:
+        dispatcher._cache = _ModelCache(dispatcher.py_func)
+    except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
+        if not _uncached_note_shown:
+            _uncached_note_shown = True
+            print(f"nncompress: no writable cache directory, kernels are compiled on every run "
+                  f"({exc})", file=sys.stderr)
+
+
+def kernel(func=None, *, inline: bool = False, cache: bool = True):
+    """Compile `func` as a model kernel.  inline=True: inlined into its callers at numba's IR
+    level (small helpers on the hot path).  cache=False only for generated code, which has no
+    source file to key a cache by (its callers' cached code contains it)."""
+    def decorate(f):
+        options = dict(OPTIONS, inline="always") if inline else OPTIONS
+        dispatcher = numba.njit(**options)(f)
+        if cache:
+            _enable_cache(dispatcher)
+        return dispatcher
+    return decorate(func) if func is not None else decorate

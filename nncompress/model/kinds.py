@@ -1,0 +1,100 @@
+"""The model's vocabulary, named once: context kinds, mixer weight-set selectors, character classes.
+
+The numbers are part of the archive format (headers record context kinds and the selector mask),
+so a member's value never changes; new kinds and selectors get new numbers.  Kernels, presets,
+the reference twin and the docs all use these names.  No numba here: the command line imports it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Context(IntEnum):
+    """What a hashed context table is keyed by.  ORDER1..ORDER16: the previous n bytes."""
+
+    ORDER1 = 1
+    ORDER2 = 2
+    ORDER3 = 3
+    ORDER4 = 4
+    ORDER5 = 5
+    ORDER6 = 6
+    ORDER7 = 7
+    ORDER8 = 8
+    ORDER9 = 9
+    ORDER10 = 10
+    ORDER11 = 11
+    ORDER12 = 12
+    ORDER13 = 13
+    ORDER14 = 14
+    ORDER15 = 15
+    ORDER16 = 16
+    WORD = 32  # the current (partial) word, case-folded; the previous byte between words
+    WORD_BIGRAM = 33  # previous word + current partial word
+    SPARSE_SKIP1 = 34  # bytes 2 and 3 back (skipping the last byte)
+    SPARSE_GAP = 35  # bytes 1 and 3 back
+    COLUMN = 36  # column in the line + the byte above it in the previous line
+    WORD_ORDER1 = 37  # current partial word + previous byte + the byte before the word
+    WORD_TRIGRAM = 38  # two previous words + current partial word
+    WORD_SKIP = 39  # the word before the previous one + current partial word
+    INDIRECT1 = 40  # previous byte + the two bytes that followed it the last two times
+    INDIRECT2 = 41  # last two bytes + the two bytes that followed them the last two times
+    CLASS_MASK = 42  # character classes of the last six bytes + previous byte
+    WORD_CLASSES = 44  # current partial word + character classes of the last four bytes
+    CLASS_MASK8 = 46  # character classes of the last eight bytes
+    CLASS_RUNS = 49  # classes of the last ten runs of same-class bytes
+    CLASS_RUNS_ORDER1 = 50  # classes of the last six runs of same-class bytes + previous byte
+    WORD_CLASS_RUNS = 51  # current partial word + classes of the last four runs
+
+
+MAX_ORDER = 16
+MAX_CONTEXTS = 32
+
+
+class Selector(IntEnum):
+    """First-layer mixers: what chooses each one's weight set (bit k of ModelParams.mixer_select).
+    With more than one, a final mixer (weights chosen by the partial byte) combines them."""
+
+    PARTIAL_BYTE = 0  # the bits of the byte known so far
+    MATCH = 1  # match length bucket x the bit the match model expects
+    PREV_BYTE = 2  # previous byte x partial byte
+    SEEN = 3  # how many contexts have seen this node x node
+    RNN_SIGNS = 4  # sign pattern of four recurrent units x partial byte
+    BYTE2 = 5  # the byte two back x partial byte
+    CLASSES = 6  # character classes of the last three bytes x partial byte
+    CLASS_RUNS = 7  # classes of the last three same-class runs x partial byte
+
+
+# weight rows each selector chooses among (SEEN: up to 32 contexts + 1 counts x 32 nodes)
+SELECTOR_ROWS = {
+    Selector.PARTIAL_BYTE: 256,
+    Selector.MATCH: 32 * 3,
+    Selector.PREV_BYTE: 1 << 16,
+    Selector.SEEN: (MAX_CONTEXTS + 1) * 32,
+    Selector.RNN_SIGNS: 16 << 8,
+    Selector.BYTE2: 1 << 16,
+    Selector.CLASSES: 1 << 17,
+    Selector.CLASS_RUNS: 1 << 17,
+}
+MAX_SELECTORS = len(Selector)
+
+
+def selector_mask(*selectors: Selector) -> int:
+    """The ModelParams.mixer_select value that turns on these first-layer mixers."""
+    mask = 0
+    for s in selectors:
+        mask |= 1 << Selector(s)
+    return mask
+
+
+class CharClass(IntEnum):
+    """Character classes of bytes (the CLASS_* contexts and the CLASSES/CLASS_RUNS selectors)."""
+
+    SPACE = 0
+    CONTROL = 1
+    LOWER = 2
+    UPPER = 3
+    DIGIT = 4
+    PUNCTUATION = 5  # . , ! ? ; :
+    OTHER_ASCII = 6
+    HIGH = 7  # bytes >= 128

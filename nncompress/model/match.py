@@ -1,0 +1,102 @@
+"""Match model: follows the most recent earlier occurrence of the last `match_min` bytes and
+predicts the byte that followed it; its confidence is an adaptive map by (length bucket,
+expected bit)."""
+
+from __future__ import annotations
+
+from .contexts import hash2
+from .jit import kernel
+from .histories import counter_update
+from .state import (C_HIST_BITS, C_MATCH_BITS, C_MATCH_MIN, R_HI, R_MATCH_BYTE, R_MATCH_LEN,
+                    R_MATCH_PTR, R_NIBBLE, R_POS)
+from .tree import path_node
+
+CONFIDENCE_LIMIT = 1023  # count limit of the confidence map
+VERIFY_LIMIT = 32  # bytes compared backwards to verify a candidate (the hash may collide)
+
+
+@kernel(inline=True)
+def match_bucket(length):
+    if length < 16:
+        return length
+    b = 16 + ((length - 16) >> 2)
+    return b if b < 31 else 31
+
+
+@kernel(inline=True)
+def expected_bit(reg, nibble, hi, j):
+    """Expected bit at node j if the match model's predicted byte agrees with the path so far,
+    else -1."""
+    if reg[R_MATCH_LEN] == 0:
+        return -1
+    mb = reg[R_MATCH_BYTE]
+    if nibble == 1 and (mb >> 4) != hi:
+        return -1
+    d = 0
+    while (j >> (d + 1)) != 0:
+        d += 1
+    half = mb & 15 if nibble == 1 else mb >> 4
+    if (half >> (4 - d)) != j - (1 << d):
+        return -1
+    return (half >> (3 - d)) & 1
+
+
+@kernel
+def predict_inputs(st, reg, node, col):
+    """Every node's expected bit (node_eb, -1: none) and mixer input in column col:
+    stretch(confidence) when a bit is expected, else 0."""
+    nibble = reg[R_NIBBLE]
+    hi = reg[R_HI]
+    bucket = match_bucket(reg[R_MATCH_LEN])
+    for j in range(1, 16):
+        eb = expected_bit(reg, nibble, hi, j)
+        node.node_eb[j] = eb
+        if eb >= 0:
+            node.inputs[j, col] = st.stretch[st.msm_p[bucket * 2 + eb] >> 10]
+        else:
+            node.inputs[j, col] = 0
+
+
+@kernel
+def learn(st, value):
+    """The coded nibble's path: the confidence of each expected bit learns."""
+    bucket = match_bucket(st.reg[R_MATCH_LEN])
+    for d in range(4):
+        j, bit = path_node(value, d)
+        eb = st.node.node_eb[j]
+        if eb >= 0:
+            counter_update(st.msm_p, st.msm_n, bucket * 2 + eb, bit, st.recip, CONFIDENCE_LIMIT)
+
+
+@kernel
+def update(st, byte):
+    """After `byte` was appended to the history: extend the current repeat or look one up."""
+    cfg, reg, hist = st.cfg, st.reg, st.hist
+    mmin = cfg[C_MATCH_MIN]
+    if reg[R_MATCH_LEN] > 0:
+        if reg[R_MATCH_BYTE] == byte:
+            reg[R_MATCH_LEN] += 1 if reg[R_MATCH_LEN] < 65535 else 0
+            reg[R_MATCH_PTR] += 1
+        else:
+            reg[R_MATCH_LEN] = 0
+    pos = reg[R_POS]
+    if pos < mmin:
+        return
+    hmask = (1 << cfg[C_HIST_BITS]) - 1
+    h = 0
+    for k in range(mmin):
+        h = hash2(h, hist[(pos - 1 - k) & hmask])
+    h &= (1 << cfg[C_MATCH_BITS]) - 1
+    if reg[R_MATCH_LEN] == 0:
+        cand = st.match_table[h]
+        if cand > 0 and pos - cand < hmask:
+            length = 0
+            while length < VERIFY_LIMIT and cand - 1 - length >= 0 and \
+                    hist[(cand - 1 - length) & hmask] == hist[(pos - 1 - length) & hmask]:
+                length += 1
+            if length >= mmin:
+                reg[R_MATCH_LEN] = length
+                reg[R_MATCH_PTR] = cand
+    st.match_table[h] = pos
+    if reg[R_MATCH_LEN] > 0:
+        reg[R_MATCH_BYTE] = hist[reg[R_MATCH_PTR] & hmask]

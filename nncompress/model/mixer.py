@@ -1,0 +1,128 @@
+"""Mixers: gated linear mixing in the stretch domain.
+
+Each first-layer mixer chooses a weight row by its selector (`kinds.Selector`); the rows of all
+selectors in use are stacked in one table (`st.mixw`, mixer k's rows from cfg[C_SEL_BASE + k]).
+With more than one first-layer mixer, a final mixer with weights chosen by the partial byte
+combines their outputs.  Fresh weight rows learn faster (boost, halved after `mixer_lr_decay`
+updates).
+"""
+
+from __future__ import annotations
+
+from .jit import kernel
+from .kinds import Selector
+from .match import match_bucket
+from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL,
+                    C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
+                    R_NIBBLE)
+from .tree import path_node
+
+WEIGHT_LIMIT = 1 << 22
+
+
+@kernel(inline=True)
+def squash_lookup(squash, x):
+    if x > 2047:
+        x = 2047
+    if x < -2047:
+        x = -2047
+    return squash[x + 2048]
+
+
+@kernel(inline=True)
+def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
+    """The weight row (within its selector's block) that selector `kind` picks at node j."""
+    if kind == Selector.PARTIAL_BYTE:
+        return c0
+    if kind == Selector.MATCH:
+        mlen = reg[R_MATCH_LEN]
+        return (match_bucket(mlen) if mlen > 0 else 0) * 3 + eb + 1
+    if kind == Selector.PREV_BYTE:
+        return ((reg[R_C4] & 0xFF) << 8) | c0
+    if kind == Selector.SEEN:
+        return (seen << 5) | (nibble << 4) | j
+    if kind == Selector.RNN_SIGNS:
+        return (rnn_pattern << 8) | c0
+    if kind == Selector.BYTE2:
+        return (((reg[R_C4] >> 8) & 0xFF) << 8) | c0
+    if kind == Selector.CLASSES:
+        return ((reg[R_CLASSES] & 0x1FF) << 8) | c0
+    return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
+
+
+@kernel
+def predict(st, reg, node, rnn_pattern):
+    """Every node's mixed 12-bit probability (node_pmix) from node.inputs; records the rows,
+    outputs and probabilities learning needs."""
+    cfg = st.cfg
+    ninputs = cfg[C_NINPUTS]
+    nsel = cfg[C_NSEL]
+    nibble = reg[R_NIBBLE]
+    mixw, fmixw, squash = st.mixw, st.fmixw, st.squash
+    inputs, node_row, node_sx, node_sp = node.inputs, node.node_row, node.node_sx, node.node_sp
+    for j in range(1, 16):
+        c0 = node.node_c0[j]
+        fdot = 0
+        for m in range(nsel):
+            row = selector_row(cfg[C_SEL_KIND + m], reg, nibble, j, c0, node.node_seen[j],
+                               node.node_eb[j], rnn_pattern)
+            row += cfg[C_SEL_BASE + m]
+            node_row[j, m] = row
+            dot = 0
+            for i in range(ninputs):
+                dot += mixw[row, i] * inputs[j, i]
+            dot >>= 16
+            if dot > 2047:
+                dot = 2047
+            elif dot < -2047:
+                dot = -2047
+            node_sx[j, m] = dot
+            node_sp[j, m] = squash[dot + 2048]
+            fdot += fmixw[c0, m] * dot
+        if nsel > 1:
+            pm = squash_lookup(squash, fdot >> 16)
+        else:
+            pm = node_sp[j, 0]
+        node.node_pmix[j] = pm
+
+
+@kernel
+def learn(st, value):
+    """The coded nibble's path: the first-layer rows each node used, and the final mixer, learn."""
+    cfg = st.cfg
+    node = st.node
+    ninputs = cfg[C_NINPUTS]
+    nsel = cfg[C_NSEL]
+    lr16 = cfg[C_MIXER_LR] * 16
+    boost16 = cfg[C_LR_BOOST] * 16
+    decay = cfg[C_LR_DECAY]
+    flr = cfg[C_FINAL_LR]
+    mixw, mixn, fmixw, inputs = st.mixw, st.mixn, st.fmixw, node.inputs
+    for d in range(4):
+        j, bit = path_node(value, d)
+        for m in range(nsel):
+            row = node.node_row[j, m]
+            cnt = mixn[row]
+            r = lr16
+            if boost16 > 0:
+                r += boost16 * decay // (decay + cnt)
+            if cnt < 65535:
+                mixn[row] = cnt + 1
+            err = ((bit << 12) - node.node_sp[j, m]) * r
+            for i in range(ninputs):
+                w = mixw[row, i] + ((inputs[j, i] * err + (1 << 17)) >> 18)
+                if w > WEIGHT_LIMIT:
+                    w = WEIGHT_LIMIT
+                elif w < -WEIGHT_LIMIT:
+                    w = -WEIGHT_LIMIT
+                mixw[row, i] = w
+        if nsel > 1:
+            c0 = node.node_c0[j]
+            ferr = ((bit << 12) - node.node_pmix[j]) * flr
+            for m in range(nsel):
+                w = fmixw[c0, m] + ((node.node_sx[j, m] * ferr + 32768) >> 16)
+                if w > WEIGHT_LIMIT:
+                    w = WEIGHT_LIMIT
+                elif w < -WEIGHT_LIMIT:
+                    w = -WEIGHT_LIMIT
+                fmixw[c0, m] = w

@@ -1,0 +1,152 @@
+"""The nibble step: learn the nibble just coded, predict the next one, with every component.
+
+The model predicts a byte as two 16-way symbols (high nibble, then low nibble): Mikolov's
+class-factorised output, where each 16-way distribution is a binary tree of 15 logistic nodes
+(hierarchical softmax).  Every node's logit mixes:
+
+* hashed maximum-entropy "direct connections": one hashed slot per context and nibble holds the
+  node's bit-history state, mapped to a probability by a per-context adaptive table
+  (contexts.py, histories.py);
+* an order-0 node probability and a match model that follows the longest recent repeat (match.py);
+* the recurrent part: V[node] . s(t), with s(t) = sigmoid(U[byte] + W s(t-1)) (rnn.py);
+
+in gated linear mixers (mixer.py) whose output two adaptive probability maps refine (apm.py).
+
+Entry points (all take the packed state of `state.pack`): `step` (one nibble, what the decoder
+calls), `predict_known` (a run of known nibbles, what the encoder calls) and `peek_low_nibbles`
+(analysis).  Encoder and decoder both go through `step_state`, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+from . import apm, contexts, histories, match, mixer, rnn
+from .contexts import hash2
+from .jit import kernel
+from .packed import unpack
+from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
+from .tree import node_c0
+
+
+@kernel
+def predict_nibble(st, reg, tables, slots, node, out):
+    """The next nibble's 16 (unnormalised) probabilities into out.  reg, tables, slots and node
+    are st's own except in peek_low_nibbles, which predicts from scratch copies.
+
+    Each component fills its columns of every node's mixer inputs (contexts, order 0, match,
+    recurrent, then the bias), then the mixers and the APMs work node by node.  Nodes do not
+    depend on each other, so component by component is the same as node by node."""
+    cfg = st.cfg
+    nibble = reg[R_NIBBLE]
+    hi = reg[R_HI]
+    for j in range(1, 16):
+        node.node_c0[j] = node_c0(nibble, hi, j)
+    histories.predict_inputs(st, tables, slots, node)
+    col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
+    if cfg[C_MATCH_MIN] > 0:
+        match.predict_inputs(st, reg, node, col)
+        col += 1
+    else:
+        for j in range(1, 16):
+            node.node_eb[j] = -1
+    if cfg[C_RNN_H] > 0:
+        rnn.predict_inputs(st, reg, node, col)
+        col += 1
+    for j in range(1, 16):
+        node.inputs[j, col] = 256  # bias
+    mixer.predict(st, reg, node, rnn.sign_pattern(st, reg[R_RNN_T]))
+    apm.refine(st, reg, node)
+    node_p = node.node_p
+    for v in range(16):
+        j = 1
+        prob = 1.0
+        for d in range(4):
+            bit = (v >> (3 - d)) & 1
+            pj = node_p[j]
+            prob *= pj if bit == 1 else 4096 - pj
+            j = 2 * j + bit
+        out[v] = prob
+
+
+@kernel
+def learn_nibble(st, value):
+    """Every node on the coded nibble's path learns its bit, in every component (each
+    component's state is its own, so component by component is the same as node by node)."""
+    histories.learn(st, value)
+    if st.cfg[C_MATCH_MIN] > 0:
+        match.learn(st, value)
+    mixer.learn(st, value)
+    apm.learn(st, value)
+    if st.cfg[C_RNN_H] > 0:
+        rnn.learn(st, value)
+
+
+@kernel
+def learn_byte(st, byte):
+    contexts.append_byte(st, byte)
+    if st.cfg[C_MATCH_MIN] > 0:
+        match.update(st, byte)
+    if st.cfg[C_RNN_H] > 0:
+        rnn.learn_byte(st, byte)
+
+
+@kernel
+def step_state(st, value, out):
+    """`step` on the unpacked state (state.State)."""
+    reg = st.reg
+    if value >= 0:
+        learn_nibble(st, value)
+        if reg[R_NIBBLE] == 0:
+            reg[R_HI] = value
+            reg[R_NIBBLE] = 1
+        else:
+            learn_byte(st, (reg[R_HI] << 4) | value)
+            reg[R_NIBBLE] = 0
+            reg[R_HI] = 0
+            contexts.byte_context_hashes(st)
+    else:
+        contexts.byte_context_hashes(st)
+    histories.claim_nibble_slots(st)
+    predict_nibble(st, reg, st.tables, st.slots, st.node, out)
+
+
+@kernel
+def step(packed, value, out):
+    """Learn the nibble just coded (value >= 0), then predict the next nibble into out[16].
+
+    value < 0 starts the stream: nothing has been coded yet, only predict."""
+    step_state(unpack(packed), value, out)
+
+
+@kernel
+def predict_known(packed, first_value, nibbles, probs):
+    """Encoder side: run `step` over known nibbles, storing each prediction (probs[k] is the
+    distribution nibbles[k] is coded with).  first_value is the nibble still to be learned from
+    the previous call (-1 at the start of the stream)."""
+    st = unpack(packed)
+    value = first_value
+    for k in range(nibbles.shape[0]):
+        step_state(st, value, probs[k])
+        value = nibbles[k]
+
+
+@kernel
+def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch_node, out):
+    """Analysis only: the low-nibble distribution for each of the 16 possible high nibbles.
+
+    Call right after the high nibble of a byte was predicted (before it is learned).  Changes
+    no model state: slots are looked up without being claimed (a missing slot reads as fresh
+    zeros, exactly what claiming would create) and the per-node working set is scratch_node
+    (a state.Node).  out has shape (16, 16): out[hi, lo] ~ P(lo | hi)."""
+    st = unpack(packed)
+    reg, tables = st.reg, st.tables
+    for k in range(reg.shape[0]):
+        scratch_reg[k] = reg[k]
+    scratch_reg[R_NIBBLE] = 1
+    for hi in range(16):
+        scratch_reg[R_HI] = hi
+        for i in range(st.cfg[C_NCTX]):
+            off = histories.lookup_slot(tables[i], hash2(st.ctx_hash[i], 1 + hi))
+            for k in range(16):
+                scratch_tables[i, k] = tables[i, off + k] if off >= 0 else 0
+            scratch_slots[i] = 0
+        predict_nibble(st, scratch_reg, scratch_tables, scratch_slots, scratch_node, out[hi])

@@ -1,0 +1,282 @@
+"""The model's state, declared once.
+
+Every array the kernels read or write is one `Field` below: its name, dtype, shape (a function of
+the model parameters), the component that owns it, and its starting value.  From this one table
+come the allocation (`allocate`), the packing into one flat buffer per dtype (`pack`), the
+kernels' view of the state (the `State` named tuple that `packed.unpack` builds inside numba),
+the memory a parameter set needs (`model_memory`), and the names the reference twin exports for
+the state comparison in tests/test_reference.py.
+
+Adding state to a component: add a Field here (and a config slot or register if it needs one),
+then read it in the kernels as `st.<name>`.  No numba in this module: the command line and the
+codec import it to size a model without compiling anything.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+from . import detmath
+from .kinds import MAX_SELECTORS, SELECTOR_ROWS
+from .params import ModelParams
+from .statetable import StateTable
+
+# ---- the config array (int64, read-only): parameters the kernels read, by slot ----------------
+C_NCTX = 0  # number of contexts
+C_MATCH_MIN = 1  # ModelParams.match_min (0: no match model)
+C_MATCH_BITS = 2
+C_HIST_BITS = 3
+C_RNN_H = 4  # recurrent units (0: no recurrent layer)
+C_RNN_BPTT = 5
+C_MIXER_LR = 6
+C_APM_RATE = 7
+C_NINPUTS = 8  # mixer inputs
+C_CTX_INPUTS = 9  # mixer inputs per context (1..3)
+C_NSEL = 10  # number of first-layer mixers
+C_LR_BOOST = 11  # extra mixer step size for fresh weight sets
+C_LR_DECAY = 12  # weight-set updates over which the boost halves
+C_FINAL_LR = 13  # step size of the final mixer
+C_SM_LIMIT = 14  # count limit of the bit-history probability tables
+C_APM_W = 15  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
+C_SEL_KIND = 18  # C_SEL_KIND + k: the Selector of first-layer mixer k
+C_SEL_BASE = C_SEL_KIND + MAX_SELECTORS  # C_SEL_BASE + k: first weight row of mixer k
+C_KINDS = C_SEL_BASE + MAX_SELECTORS  # C_KINDS + i: the Context kind of context i
+CONFIG_SIZE = C_KINDS + 32
+
+# ---- the register array (int64): the model's scalar state -------------------------------------
+R_POS = 0  # bytes seen
+R_C4 = 1  # last four bytes, most recent in the low byte
+R_C8 = 2  # the four bytes before those
+R_NIBBLE = 3  # 0: the high nibble is predicted next, 1: the low nibble
+R_HI = 4  # high nibble of the byte being coded
+R_WORD = 5  # hash of the current partial word (0 between words)
+R_WORD1 = 6  # hash of the previous word
+R_MATCH_PTR = 7  # position in history of the predicted next byte
+R_MATCH_LEN = 8  # length of the current repeat (0: none)
+R_RNN_T = 9  # steps stored in the current BPTT block
+R_COLUMN = 10  # bytes since the last newline
+R_LINE_START = 11  # position of the start of the current line
+R_PREV_LINE_START = 12  # position of the start of the previous line
+R_WORD_PREFIX = 13  # byte before the current word began
+R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN > 0)
+R_WORD2 = 15  # hash of the word before the previous one
+R_CLASSES = 16  # character classes of the last eight bytes, 3 bits each, most recent lowest
+R_CLASS_RUNS = 17  # the class of each of the last ten runs of same-class bytes, 3 bits each
+REGISTER_SIZE = 18
+
+
+class Dims:
+    """Sizes derived from the parameters (what the field shapes are written in)."""
+
+    def __init__(self, params: ModelParams):
+        p = self.params = params
+        self.nctx = len(p.contexts)
+        self.selectors = p.selectors
+        self.nsel = len(self.selectors)
+        self.mixer_rows = sum(SELECTOR_ROWS[s] for s in self.selectors)
+        # per context 1..3, then order 0, match, recurrent, bias
+        self.ninputs = (self.nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0)
+                        + (1 if p.rnn_hidden else 0) + 1)
+        self.nh = max(p.rnn_hidden, 1)  # the recurrent arrays keep one unit when it is off
+        self.bptt_rows = p.rnn_bptt + 2
+
+    @cached_property
+    def states(self) -> StateTable:
+        return StateTable(self.params.state_table)
+
+
+def _config(d: Dims) -> np.ndarray:
+    p = d.params
+    cfg = np.zeros(CONFIG_SIZE, dtype=np.int64)
+    cfg[C_NCTX] = d.nctx
+    cfg[C_MATCH_MIN] = p.match_min
+    cfg[C_MATCH_BITS] = p.match_bits
+    cfg[C_HIST_BITS] = p.history_bits
+    cfg[C_RNN_H] = p.rnn_hidden
+    cfg[C_RNN_BPTT] = p.rnn_bptt
+    cfg[C_MIXER_LR] = p.mixer_lr
+    cfg[C_APM_RATE] = p.apm_rate
+    cfg[C_NINPUTS] = d.ninputs
+    cfg[C_CTX_INPUTS] = p.ctx_inputs
+    cfg[C_NSEL] = d.nsel
+    cfg[C_LR_BOOST] = p.mixer_lr_boost
+    cfg[C_LR_DECAY] = p.mixer_lr_decay
+    cfg[C_FINAL_LR] = p.final_lr
+    cfg[C_SM_LIMIT] = p.sm_limit
+    cfg[C_APM_W : C_APM_W + 3] = (16 - p.apm1_weight - p.apm2_weight, p.apm1_weight, p.apm2_weight)
+    rows = 0
+    for k, selector in enumerate(d.selectors):
+        cfg[C_SEL_KIND + k] = selector
+        cfg[C_SEL_BASE + k] = rows
+        rows += SELECTOR_ROWS[selector]
+    cfg[C_KINDS : C_KINDS + d.nctx] = p.contexts
+    return cfg
+
+
+def _mixer_weights(d: Dims) -> np.ndarray:
+    """1/4 on the first input of each context and on every shared input, 0 elsewhere."""
+    ci = d.params.ctx_inputs
+    w = np.zeros((d.mixer_rows, d.ninputs), dtype=np.int32)
+    w[:, : d.nctx * ci : ci] = (1 << 16) // 4
+    w[:, d.nctx * ci :] = (1 << 16) // 4
+    return w
+
+
+def _apm_rows(rows: int) -> np.ndarray:
+    """Every row starts as the identity map: 33 points over the stretch domain, 16-bit."""
+    points = [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)]
+    return np.tile(np.array(points, dtype=np.int32), (rows, 1))
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    dtype: str
+    shape: Callable[[Dims], tuple]
+    owner: str  # the module under nncompress/model/ whose kernels own it
+    init: Callable[[Dims], np.ndarray] | int | float = 0  # an array, or a fill value
+    node: bool = False  # part of one prediction's per-node working set (the `Node` tuple)
+    twin: bool = True  # learned state that the reference twin reproduces (tests compare it)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape(_SHAPE_PROBE))
+
+
+NODES = 16  # per-node arrays: the nibble tree's nodes are 1..15 (tree.py), index 0 unused
+
+FIELDS = (
+    # the step: configuration and scalar registers
+    Field("cfg", "int64", lambda d: (CONFIG_SIZE,), "nibble", _config, twin=False),
+    Field("reg", "int64", lambda d: (REGISTER_SIZE,), "nibble", twin=False),
+    # context hashing: byte history, context hashes, indirect-context followers
+    Field("hist", "uint8", lambda d: (1 << d.params.history_bits,), "contexts"),
+    Field("ctx_hash", "int64", lambda d: (d.nctx,), "contexts", twin=False),
+    Field("ind", "int64", lambda d: (256 + 65536,), "contexts"),
+    # bit histories: hashed slots of node states, their probability maps, the order-0 map
+    Field("tables", "uint8", lambda d: (d.nctx, 1 << d.params.table_bits), "histories"),
+    Field("slots", "int64", lambda d: (d.nctx,), "histories", twin=False),
+    Field("sm_p", "int32", lambda d: (d.nctx, 256), "histories",
+          lambda d: np.tile(d.states.initial_p, (d.nctx, 1))),
+    Field("sm_n", "int32", lambda d: (d.nctx, 256), "histories"),
+    Field("o0_p", "int32", lambda d: (256,), "histories", 1 << 21),
+    Field("o0_n", "int32", lambda d: (256,), "histories"),
+    Field("next_state", "uint8", lambda d: (256, 2), "histories",
+          lambda d: d.states.next_state, twin=False),
+    Field("priority", "int32", lambda d: (256,), "histories",
+          lambda d: d.states.priority, twin=False),
+    Field("state_det", "int32", lambda d: (256,), "histories",
+          lambda d: d.states.deterministic, twin=False),
+    Field("recip", "int32", lambda d: (detmath.RECIPROCAL.shape[0],), "histories",
+          lambda d: detmath.RECIPROCAL, twin=False),
+    # match model
+    Field("match_table", "int64", lambda d: (1 << d.params.match_bits if d.params.match_min
+                                             else 1,), "match"),
+    Field("msm_p", "int32", lambda d: (64,), "match", 1 << 21),
+    Field("msm_n", "int32", lambda d: (64,), "match"),
+    # mixers: first-layer weight sets (rows of all selectors, stacked) and the final mixer
+    Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer", _mixer_weights),
+    Field("mixn", "int32", lambda d: (d.mixer_rows,), "mixer"),
+    Field("fmixw", "int32", lambda d: (256, MAX_SELECTORS), "mixer", lambda d: (1 << 16) // d.nsel),
+    Field("squash", "int32", lambda d: (4096,), "mixer", lambda d: detmath.SQUASH, twin=False),
+    Field("stretch", "int32", lambda d: (4096,), "mixer", lambda d: detmath.STRETCH, twin=False),
+    # adaptive probability maps
+    Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm",
+          lambda d: _apm_rows(256 << (8 * d.params.apm1_order))),
+    Field("apm2", "int32", lambda d: (1 << 16, 33), "apm", lambda d: _apm_rows(1 << 16)),
+    # recurrent layer (the arrays keep one unit when it is off)
+    Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
+          lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
+    Field("rnn_w", "float64", lambda d: (d.nh, d.nh), "rnn",
+          lambda d: detmath.deterministic_uniform(d.nh * d.nh, 2).reshape(d.nh, d.nh) * 0.2),
+    Field("rnn_v", "float64", lambda d: (256, d.nh), "rnn"),
+    Field("rnn_b", "float64", lambda d: (256,), "rnn"),
+    Field("rnn_s", "float64", lambda d: (d.bptt_rows, d.nh), "rnn", 0.1),
+    Field("rnn_x", "int64", lambda d: (d.bptt_rows,), "rnn"),
+    Field("rnn_g", "float64", lambda d: (d.bptt_rows, d.nh), "rnn"),
+    Field("rnn_lr", "float64", lambda d: (1,), "rnn", lambda d: d.params.rnn_lr_micro * 1e-6,
+          twin=False),
+    Field("sig", "float64", lambda d: (detmath.SIGMOID.shape[0],), "rnn",
+          lambda d: detmath.SIGMOID, twin=False),
+    # one prediction's working set, kept for learning once the nibble is known
+    Field("node_c0", "int64", lambda d: (NODES,), "nibble", node=True, twin=False),
+    Field("node_seen", "int64", lambda d: (NODES,), "histories", node=True, twin=False),
+    Field("node_eb", "int64", lambda d: (NODES,), "match", node=True, twin=False),
+    Field("inputs", "int32", lambda d: (NODES, d.ninputs), "nibble", node=True, twin=False),
+    Field("node_row", "int64", lambda d: (NODES, MAX_SELECTORS), "nibble", node=True, twin=False),
+    Field("node_sx", "int32", lambda d: (NODES, MAX_SELECTORS), "nibble", node=True, twin=False),
+    Field("node_sp", "int32", lambda d: (NODES, MAX_SELECTORS), "nibble", node=True, twin=False),
+    Field("node_pmix", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
+    Field("node_apm", "int64", lambda d: (NODES, 6), "nibble", node=True, twin=False),
+    Field("node_p", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
+    Field("node_z", "float64", lambda d: (NODES,), "nibble", node=True, twin=False),
+)
+
+_SHAPE_PROBE = Dims(ModelParams())
+DTYPE_GROUPS = ("uint8", "int32", "int64", "float64")  # one packed buffer each, in this order
+FIELD_INDEX = {f.name: k for k, f in enumerate(FIELDS)}
+NODE_FIELDS = tuple(f for f in FIELDS if f.node)
+MODEL_FIELDS = tuple(f for f in FIELDS if not f.node)
+# What the kernels see: st.<model field>, and st.node.<working-set field>.
+Node = namedtuple("Node", [f.name for f in NODE_FIELDS])
+State = namedtuple("State", [f.name for f in MODEL_FIELDS] + ["node"])
+
+
+def _shapes(params: ModelParams) -> tuple[Dims, list]:
+    d = Dims(params)
+    return d, [tuple(int(n) for n in f.shape(d)) for f in FIELDS]
+
+
+def model_memory(params: ModelParams) -> int:
+    """Bytes of the model's arrays for these parameters (what `Predictor.memory_bytes` reports),
+    computed without allocating them."""
+    _, shapes = _shapes(params)
+    return sum(int(np.prod(shape)) * np.dtype(f.dtype).itemsize for f, shape in zip(FIELDS, shapes))
+
+
+def allocate(params: ModelParams) -> dict:
+    """The starting state: one array per field, by name (in FIELDS order)."""
+    d, shapes = _shapes(params)
+    arrays = {}
+    for f, shape in zip(FIELDS, shapes):
+        init = f.init
+        if callable(init):
+            value = np.asarray(init(d))
+            if value.ndim == 0:
+                value = np.full(shape, value, dtype=f.dtype)
+        else:
+            value = np.full(shape, init, dtype=f.dtype) if init else np.zeros(shape, f.dtype)
+        if value.shape != shape or value.dtype != np.dtype(f.dtype):
+            raise AssertionError(f"state field {f.name}: expected {f.dtype} {shape}, "
+                                 f"got {value.dtype} {value.shape}")
+        arrays[f.name] = value
+    return arrays
+
+
+def pack(arrays: dict) -> tuple[tuple, dict]:
+    """Copy the arrays into one flat buffer per dtype.  Returns (packed, views): packed =
+    (uint8, int32, int64, float64 buffers, layout) is what the kernels take (a numba call
+    unboxes each array argument, so four buffers beat forty arrays); views are the fields as
+    numpy views into those buffers, by name, so Python and the kernels share the memory.
+    layout[k] = (offset in its buffer, shape...) of FIELDS[k]."""
+    sizes = dict.fromkeys(DTYPE_GROUPS, 0)
+    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    for k, f in enumerate(FIELDS):
+        array = arrays[f.name]
+        layout[k, 0] = sizes[f.dtype]
+        layout[k, 1 : 1 + array.ndim] = array.shape
+        sizes[f.dtype] += array.size
+    buffers = {dtype: np.zeros(max(size, 1), dtype=dtype) for dtype, size in sizes.items()}
+    views = {}
+    for k, f in enumerate(FIELDS):
+        array = arrays[f.name]
+        view = buffers[f.dtype][layout[k, 0] : layout[k, 0] + array.size].reshape(array.shape)
+        if array.any():  # the big tables start at zero: skip touching their pages
+            view[...] = array
+        views[f.name] = view
+    return tuple(buffers[dtype] for dtype in DTYPE_GROUPS) + (layout,), views

@@ -1,0 +1,27 @@
+"""The nibble tree: a nibble is coded as four binary decisions, most significant bit first, down a
+tree whose 15 nodes are numbered 1..15 heap-style (node j's children are 2j for a 0 bit and
+2j + 1 for a 1 bit).  Every component's prediction loops over the nodes; learning walks the
+coded nibble's path."""
+
+from __future__ import annotations
+
+from .jit import kernel
+
+NODES = 16  # node numbers 1..15 index per-node arrays; index 0 is unused
+
+
+@kernel(inline=True)
+def node_c0(nibble, hi, j):
+    """The partial byte (with a leading 1 bit) at node j of the given nibble: 1..15 in the high
+    nibble, 16..255 in the low nibble (whose high nibble hi is known)."""
+    d = 0
+    while (j >> (d + 1)) != 0:
+        d += 1
+    root = 1 if nibble == 0 else 16 + hi
+    return (root << d) | (j - (1 << d))
+
+
+@kernel(inline=True)
+def path_node(value, depth):
+    """(node, bit) at `depth` (0..3) on the path of nibble `value`."""
+    return (1 << depth) | (value >> (4 - depth)), (value >> (3 - depth)) & 1

@@ -1,0 +1,279 @@
+"""The library under attack (issue 14): work bounded by max_length, hostile headers refused
+before decoding, objects that must not be copied, open() that validates first, the exception
+room, and listing an archive as a stream."""
+
+import copy
+import gc
+import io
+import pickle
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import nncompress
+from nncompress import api, errors
+from nncompress import format as fmt
+from nncompress.api import NNCompressor, NNDecompressor
+from nncompress.model.predictor import Predictor
+from nncompress.presets import params_for_level
+
+TEXT = b"".join(b"line %d: the quick brown fox jumps over the lazy dog\n" % k for k in range(1500))
+
+
+@pytest.fixture(scope="module")
+def big_archive():
+    """~80 KB of text in 16 KiB blocks at level 1."""
+    return nncompress.compress(TEXT, 1, block_size=1 << 14)
+
+
+@pytest.fixture
+def steps(monkeypatch):
+    """Counts the model's predictions: the decoding work actually done."""
+    counter = {"n": 0}
+    original = Predictor.predict_next
+
+    def counting(self):
+        counter["n"] += 1
+        return original(self)
+
+    monkeypatch.setattr(Predictor, "predict_next", counting)
+    return counter
+
+
+# -- errors.py (issue 10 item 5) ------------------------------------------------------------
+
+def test_one_exception_class_importable_from_every_old_place():
+    from nncompress import coder
+
+    assert nncompress.NNCError is errors.NNCError is fmt.NNCError is api.NNCError
+    assert coder.NNCError is errors.NNCError
+    assert issubclass(errors.NNCError, Exception)
+
+
+# -- item 5: max_length bounds the work -----------------------------------------------------
+
+def test_max_length_decodes_only_what_is_asked(big_archive, steps):
+    d = NNDecompressor()
+    assert d.decompress(big_archive, max_length=1) == TEXT[:1]
+    assert steps["n"] <= 2  # one byte is two nibbles, not the 80 KB archive
+    assert d.decompress(b"", max_length=1000) == TEXT[1:1001]
+    assert steps["n"] <= 2 + 2000
+    rest = d.decompress(b"")
+    assert TEXT[:1001] + rest == TEXT and d.eof
+
+
+def test_file_read_decodes_only_what_is_asked(big_archive, steps):
+    with nncompress.open(io.BytesIO(big_archive)) as f:
+        assert f.read(3) == TEXT[:3]
+        assert steps["n"] <= 6
+        assert f.read() == TEXT[3:]
+
+
+def test_unbounded_calls_release_only_verified_blocks(big_archive):
+    """A damaged block: without max_length nothing of it comes out; with max_length its first
+    bytes may (as liblzma), and the call that reaches its end raises."""
+    header, pos = fmt.parse_header(big_archive)
+    frame, payload_at = fmt.parse_block_frame(big_archive, pos, header.block_size)
+    damaged = bytearray(big_archive)
+    damaged[payload_at + frame.payload_len - 9] ^= 0x40  # late in the first block's payload
+    damaged = bytes(damaged)
+    with pytest.raises(nncompress.NNCError):
+        NNDecompressor().decompress(damaged)
+    d = NNDecompressor()
+    first = d.decompress(damaged, max_length=10)
+    assert first == TEXT[:10]  # released before the block's checksum could be checked
+    with pytest.raises(nncompress.NNCError, match="checksum|undecodable"):
+        d.decompress(b"", max_length=frame.raw_len)
+
+
+# -- item 10: no copies -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [NNCompressor, NNDecompressor])
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, pickle.dumps])
+def test_copy_and_pickle_refused_like_lzma(make, how):
+    with pytest.raises(TypeError, match="cannot pickle"):
+        how(make(1) if make is NNCompressor else make())
+
+
+def test_compressor_still_works_after_a_refused_copy():
+    c = NNCompressor(1, block_size=64)
+    first = c.compress(TEXT[:100])
+    with pytest.raises(TypeError):
+        copy.copy(c)
+    assert nncompress.decompress(first + c.compress(TEXT[100:300]) + c.flush()) == TEXT[:300]
+
+
+# -- item 7: open() validates before touching the file ----------------------------------------
+
+@pytest.mark.parametrize("mode, kwargs, error", [
+    ("wb", {"preset": 0}, ValueError),
+    ("wb", {"preset": 10}, ValueError),
+    ("xb", {"preset": 0}, ValueError),
+    ("ab", {"preset": -1}, ValueError),
+    ("wt", {"encoding": "no-such-codec"}, LookupError),
+    ("wz", {}, ValueError),
+])
+def test_open_refuses_before_touching_the_file(tmp_path, mode, kwargs, error):
+    path = tmp_path / "precious.nnc"
+    path.write_bytes(b"precious")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)  # a leaked handle warns when collected
+        with pytest.raises(error):
+            nncompress.open(path, mode, **kwargs)
+        gc.collect()
+    assert path.read_bytes() == b"precious"
+
+
+def test_open_text_mode_closes_the_file_when_the_wrapper_fails(tmp_path):
+    path = tmp_path / "t.nnc"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        with pytest.raises(ValueError):
+            nncompress.open(path, "wt", newline="bogus")
+        gc.collect()
+
+
+# -- item 11: a hostile header costs nothing before its lie is found --------------------------
+
+def _hostile(level: int, raw_len: int, payload: bytes) -> bytes:
+    header = fmt.Header(fmt.FORMAT_VERSION, level, tuple(params_for_level(level).to_ints()),
+                        fmt.MAX_BLOCK_SIZE).encode()
+    return (header + fmt.encode_block_frame(raw_len, len(payload), 0) + payload
+            + fmt.encode_end(raw_len, 0))
+
+
+@pytest.mark.parametrize("raw_len", [1 << 16, 1 << 20, fmt.MAX_BLOCK_SIZE])
+def test_block_claiming_more_than_its_payload_can_hold_is_refused_undecoded(raw_len, steps):
+    blob = _hostile(1, raw_len, b"\x55" * 8)
+    assert len(blob) < 120
+    with pytest.raises(nncompress.NNCError, match="payload too short"):
+        nncompress.decompress(blob)
+    with pytest.raises(nncompress.NNCError, match="payload too short"):
+        list(api.list_streams(io.BytesIO(blob)))
+    assert steps["n"] == 0
+
+
+def test_the_bound_is_what_format_states():
+    def limit(payload_len):
+        return (8 * payload_len + fmt.PAYLOAD_BITS_SLACK) * fmt.MAX_RAW_PER_PAYLOAD_BIT
+
+    for payload_len in (0, 4, 100, 4096):
+        ok = fmt.encode_block_frame(limit(payload_len), payload_len, 0)
+        bad = fmt.encode_block_frame(limit(payload_len) + 1, payload_len, 0)
+        if limit(payload_len) <= fmt.MAX_BLOCK_SIZE and payload_len % 4 == 0:
+            assert fmt.parse_block_frame(ok, 0, fmt.MAX_BLOCK_SIZE)[0].raw_len == limit(payload_len)
+        with pytest.raises(nncompress.NNCError):
+            fmt.parse_block_frame(bad, 0, fmt.MAX_BLOCK_SIZE)
+
+
+@pytest.mark.parametrize("level", [1, 9])
+def test_model_never_more_certain_than_the_bound_assumes(level):
+    """The payload bound rests on the model's clamp: no nibble more probable than
+    (4095/4096)^4.  Feed the most predictable input there is and check."""
+    predictor = Predictor(params_for_level(level))
+    clamp = (4095 / 4096) ** 4
+    probabilities = predictor.predict_known(bytes(6000))
+    worst = float((probabilities / probabilities.sum(axis=1, keepdims=True)).max())
+    assert worst <= clamp * (1 + 1e-12)
+    # a payload bit carries at most 1 / min_bits_per_byte raw bytes; the bound allows more,
+    # with a margin, so it never refuses a genuine archive
+    min_bits_per_byte = -2 * np.log2(clamp)
+    assert fmt.MAX_RAW_PER_PAYLOAD_BIT * min_bits_per_byte >= 1.3
+
+
+def test_most_compressible_input_passes_the_bound():
+    data = bytes(1 << 17)
+    blob = nncompress.compress(data, 1, block_size=1 << 17)
+    assert nncompress.decompress(blob) == data
+
+
+# -- item 4 (library side): listing reads frames, not payloads --------------------------------
+
+class CountingFile(io.RawIOBase):
+    def __init__(self, data: bytes, seekable: bool):
+        self._f = io.BytesIO(data)
+        self._seekable = seekable
+        self.bytes_read = 0
+        self.largest_read = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return self._seekable
+
+    def read(self, n=-1):
+        data = self._f.read(n)
+        self.bytes_read += len(data)
+        self.largest_read = max(self.largest_read, len(data))
+        return data
+
+    def readinto(self, b):
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset, whence=0):
+        if not self._seekable:
+            raise io.UnsupportedOperation("seek")
+        return self._f.seek(offset, whence)
+
+    def tell(self):
+        return self._f.tell()
+
+
+def _framing_only_archive(blocks: int, block: int = 1 << 20) -> bytes:
+    """Valid framing around random payloads: listing never decodes, so they need not decode."""
+    rng = random.Random(5)
+    header = fmt.Header(fmt.FORMAT_VERSION, 1, tuple(params_for_level(1).to_ints()), block).encode()
+    out = bytearray(header)
+    for _ in range(blocks):
+        out += fmt.encode_block_frame(block, block, 0) + rng.randbytes(block)
+    out += fmt.encode_end(blocks * block, 0x1234)
+    return bytes(out)
+
+
+def test_list_streams_seeks_over_payloads():
+    blob = _framing_only_archive(6)
+    f = CountingFile(blob + blob, seekable=True)
+    listing = list(api.list_streams(f))
+    assert [s.uncompressed_size for s in listing] == [6 << 20, 6 << 20]
+    assert [s.compressed_size for s in listing] == [len(blob), len(blob)]
+    assert listing[0].ratio == pytest.approx(len(blob) / (6 << 20))
+    assert listing[0].level == 1 and listing[0].blocks == 6 and listing[0].crc32 == 0x1234
+    assert f.bytes_read < 300_000  # frames and read-ahead, not 12 MiB of payloads
+
+
+def test_list_streams_on_a_pipe_reads_in_bounded_pieces():
+    blob = _framing_only_archive(3)
+    f = CountingFile(blob, seekable=False)
+    assert [s.uncompressed_size for s in api.list_streams(f)] == [3 << 20]
+    assert f.largest_read <= 1 << 16
+
+
+@pytest.mark.parametrize("cut", [10, 100, 1 << 19, -3])
+def test_list_streams_reports_truncation(cut):
+    blob = _framing_only_archive(2)
+    with pytest.raises(nncompress.NNCError, match="truncated"):
+        list(api.list_streams(io.BytesIO(blob[:cut])))
+
+
+def test_list_streams_refuses_garbage_and_empty_input():
+    with pytest.raises(nncompress.NNCError, match="bad magic"):
+        list(api.list_streams(io.BytesIO(bytes(1 << 20))))
+    with pytest.raises(nncompress.NNCError, match="empty"):
+        list(api.list_streams(io.BytesIO(b"")))
+    blob = nncompress.compress(b"x")
+    with pytest.raises(nncompress.NNCError, match="trailing garbage"):
+        list(api.list_streams(io.BytesIO(blob + b"junk")))
+
+
+def test_verify_api(tmp_path):
+    blob = nncompress.compress(TEXT[:500], 1)
+    assert api.verify(io.BytesIO(blob), io.BytesIO(TEXT[:500]))
+    assert not api.verify(io.BytesIO(blob), io.BytesIO(TEXT[:499]))
+    assert not api.verify(io.BytesIO(blob + blob), io.BytesIO(TEXT[:500]))
+    assert not api.verify(io.BytesIO(blob[:-1]), io.BytesIO(TEXT[:500]))
+    assert b"".join(api.iter_decompress(io.BytesIO(blob + blob), chunk_size=7)) == TEXT[:500] * 2

@@ -1,0 +1,417 @@
+"""The command line under attack (issue 14) and its rough edges (issue 15 items 2, 3, 9-14)."""
+
+import errno
+import json
+import os
+import pty
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+import nncompress
+from nncompress import cli, outputs
+from nncompress.cli import main
+
+DATA = b"Safety: an archive is placed whole, with the input's bits, or not at all.\n" * 40
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def run_cli(*args, shell_prefix="", stdin=None, stdout=subprocess.PIPE, cwd=None, timeout=120):
+    """nncompress in a child process; shell_prefix (e.g. 'ulimit -v ...;') runs before it, and
+    args may carry shell redirections such as '>&-'."""
+    command = " ".join([shell_prefix, f"'{sys.executable}' -m nncompress", *args])
+    return subprocess.run(command, shell=True, executable="/bin/bash", stdin=stdin,
+                          stdout=stdout, stderr=subprocess.PIPE, cwd=cwd, timeout=timeout)
+
+
+def clean_error(stderr: bytes) -> str:
+    text = stderr.decode()
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    assert len(text.strip().splitlines()) == 1, text
+    return text
+
+
+@pytest.fixture
+def src(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(DATA)
+    return path
+
+
+# -- item 1: setuid, setgid, sticky; owner --------------------------------------------------
+
+@pytest.mark.parametrize("bits, word", [(stat.S_ISUID, "set-user-ID"), (stat.S_ISGID, "set-group-ID"),
+                                        (stat.S_ISVTX, "sticky")])
+def test_special_bits_input_is_skipped_without_force(src, tmp_path, capsys, bits, word):
+    os.chmod(src, 0o755 | bits)
+    assert main(["-1", str(src)]) == 2
+    assert word in capsys.readouterr().err
+    assert not (tmp_path / "in.txt.nnc").exists()
+
+
+@pytest.mark.parametrize("mode", ["compress", "decompress"])
+def test_output_never_gets_special_bits(src, tmp_path, mode):
+    if mode == "decompress":
+        packed = tmp_path / "p.nnc"
+        packed.write_bytes(nncompress.compress(DATA, 1))
+        src, out, flags = packed, tmp_path / "p", ["-d"]
+    else:
+        out, flags = tmp_path / "in.txt.nnc", ["-1"]
+    os.chmod(src, 0o4755 | stat.S_ISGID)
+    assert main([*flags, "-f", str(src)]) == 0
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o755
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a file away needs root")
+def test_root_restores_owner_like_gzip(src, tmp_path):
+    os.chown(src, 12345, 23456)
+    assert main(["-1", str(src)]) == 0
+    info = os.stat(tmp_path / "in.txt.nnc")
+    assert (info.st_uid, info.st_gid) == (12345, 23456)
+    assert main(["-1", "-n", "-o", str(tmp_path / "n.nnc"), str(src)]) == 0
+    assert os.stat(tmp_path / "n.nnc").st_uid == os.geteuid()
+
+
+# -- item 9: modes and times ----------------------------------------------------------------
+
+def test_mtime_is_kept_and_no_name_opts_out(src, tmp_path):
+    os.utime(src, (1_000_000_000, 1_000_000_000))
+    assert main(["-1", str(src)]) == 0
+    assert os.stat(tmp_path / "in.txt.nnc").st_mtime == 1_000_000_000
+    (tmp_path / "in.txt").unlink()
+    assert main(["-d", str(tmp_path / "in.txt.nnc")]) == 0
+    assert os.stat(tmp_path / "in.txt").st_mtime == 1_000_000_000
+    assert main(["-1", "-n", "-o", str(tmp_path / "n.nnc"), str(src)]) == 0
+    assert abs(os.stat(tmp_path / "n.nnc").st_mtime - time.time()) < 600
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_output_from_stdin_follows_the_umask(src, tmp_path, umask):
+    out = tmp_path / "from-stdin.nnc"
+    with open(src, "rb") as f:
+        result = run_cli("-1", "-o", str(out), shell_prefix=f"umask {umask:03o};", stdin=f)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~umask
+
+
+# -- item 2: outputs through links to descriptors and devices --------------------------------
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
+def test_link_to_stdout_writes_to_the_redirected_file(src, tmp_path, target):
+    if not os.path.exists(target):
+        pytest.skip(f"no {target}")
+    link = tmp_path / "out-link"
+    os.symlink(target, link)
+    result_file = tmp_path / "redirected"
+    with open(result_file, "wb") as out:
+        result = run_cli("-1", "-f", "--rm", "-o", str(link), str(src), stdout=out)
+    assert os.path.islink(link) and os.readlink(link) == target  # not replaced by a file
+    assert nncompress.decompress(result_file.read_bytes()) == DATA  # the data arrived
+    assert src.read_bytes() == DATA  # --rm did not delete the input it cannot verify
+    assert result.returncode == 2 and b"input kept" in result.stderr
+
+
+def test_dev_stdout_appends_to_an_appending_redirection(src, tmp_path):
+    result_file = tmp_path / "log"
+    result_file.write_bytes(b"HEAD")
+    with open(result_file, "ab") as out:
+        result = run_cli("-1", "-o", "/dev/stdout", str(src), stdout=out)
+    assert result.returncode == 0, result.stderr
+    blob = result_file.read_bytes()
+    assert blob.startswith(b"HEAD") and nncompress.decompress(blob[4:]) == DATA
+
+
+def test_link_to_a_fifo_writes_into_the_fifo(src, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    os.symlink(fifo, link)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        assert main(["-1", "-f", "-o", str(link), str(src)]) == 0
+        out, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    assert nncompress.decompress(out) == DATA and os.path.islink(link) and fifo.is_fifo()
+
+
+def test_descriptor_resolution():
+    assert outputs.descriptor_of("/dev/stdout") == 1
+    assert outputs.descriptor_of("/dev/fd/2") == 2
+    assert outputs.descriptor_of(f"/proc/{os.getpid()}/fd/0") == 0
+    assert outputs.descriptor_of("/proc/1/fd/1") is None or os.getpid() == 1
+    assert outputs.descriptor_of("/tmp") is None
+    assert outputs.descriptor_of("relative-name-that-does-not-exist") is None
+
+
+# -- item 3: closed standard streams, memory limits -----------------------------------------
+
+@pytest.mark.parametrize("args, where", [
+    (["-1", "-c", "{src}", ">&-"], "(stdout)"),
+    (["-d", "-c", "{packed}", ">&-"], "(stdout)"),
+    (["-l", "{packed}", ">&-"], "(stdout)"),
+    (["-1", "-c", "<&-"], "(stdin)"),
+    (["-d", "-c", "<&-"], "(stdin)"),
+])
+def test_closed_standard_streams_are_clean_errors(src, tmp_path, args, where):
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1))
+    args = [a.format(src=src, packed=packed) for a in args]
+    result = run_cli(*args, stdout=None if ">&-" in args else subprocess.PIPE)
+    assert result.returncode == 1
+    text = clean_error(result.stderr)
+    assert where in text and "Bad file descriptor" in text
+
+
+def test_closed_stderr_never_puts_messages_into_the_output(tmp_path):
+    out = tmp_path / "out"
+    with open(out, "wb") as f:
+        result = run_cli("-d", "-c", str(tmp_path / "missing.nnc"), "2>&-", stdout=f)
+    assert result.returncode == 1 and out.read_bytes() == b""
+
+
+def test_compressing_under_a_memory_limit_is_a_clean_error(src):
+    result = run_cli("-9", "-c", str(src), shell_prefix="ulimit -v 1000000;", timeout=300)
+    if result.returncode == 0:
+        pytest.skip("level 9 fits in 1 GB of address space here")
+    assert result.returncode == 1
+    assert "not enough memory" in clean_error(result.stderr)
+
+
+# -- item 4: -l ------------------------------------------------------------------------------
+
+def test_list_refuses_devices_and_fifos_without_reading(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: reading it would block forever
+    result = run_cli("-l", "/dev/zero", str(fifo), shell_prefix="ulimit -v 2000000;", timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.decode().count("not a regular file") == 2
+
+
+def test_list_reads_stdin_as_a_stream(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        result = run_cli("-l", shell_prefix="ulimit -v 2000000;", stdin=zero, timeout=60)
+    assert result.returncode == 1 and "bad magic" in clean_error(result.stderr)
+
+
+def test_list_shows_ratio_and_totals(tmp_path, capsys):
+    a, b = tmp_path / "a.nnc", tmp_path / "b.nnc"
+    a.write_bytes(nncompress.compress(DATA, 1))
+    b.write_bytes(nncompress.compress(DATA[:500], 1) + nncompress.compress(b"xyz", 1))
+    assert main(["-l", str(a), str(b)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "ratio" in lines[0]
+    assert "totals: 3 streams in 2 files" in lines[-1]
+    total_packed = a.stat().st_size + b.stat().st_size
+    assert lines[-1].split()[:2] == [str(total_packed), str(len(DATA) + 503)]
+    assert f"{a.stat().st_size / len(DATA):.3f}" in lines[1]
+    assert main(["-l", "--json", str(a)]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert row["ratio"] == round(a.stat().st_size / len(DATA), 4)
+
+
+# -- item 8: filesystems without hard links --------------------------------------------------
+
+def _no_links(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refuse)
+
+
+@pytest.mark.parametrize("renameat2", [True, False], ids=["renameat2", "exclusive-create"])
+def test_placement_without_hard_links(src, tmp_path, monkeypatch, renameat2):
+    _no_links(monkeypatch)
+    results = []
+    real = outputs._renameat2_noreplace
+
+    def spy(a, b):
+        results.append(real(a, b) if renameat2 else False)
+        return results[-1]
+
+    monkeypatch.setattr(outputs, "_renameat2_noreplace", spy)
+    assert main(["-1", str(src)]) == 0
+    assert nncompress.decompress((tmp_path / "in.txt.nnc").read_bytes()) == DATA
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".nnc-")] == []
+    assert results and (results[0] or not renameat2 or not sys.platform.startswith("linux"))
+    # still no clobbering: a file that appears while the work is done is kept
+    temp = tmp_path / "temp"
+    temp.write_bytes(b"new")
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    with pytest.raises(FileExistsError):
+        outputs.place_no_clobber(str(temp), str(victim))
+    assert victim.read_bytes() == b"precious" and temp.exists()
+    outputs.place_no_clobber(str(temp), str(tmp_path / "fresh"))
+    assert (tmp_path / "fresh").read_bytes() == b"new" and not temp.exists()
+
+
+# -- issue 15 items 2, 3: start-up ----------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_do_not_load_numba(flag):
+    code = ("import sys\nfrom nncompress.cli import main\n"
+            "try:\n    main([%r])\nexcept SystemExit:\n    pass\n"
+            "print('numba' in sys.modules, 'nncompress.codec' in sys.modules)" % flag)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert result.stdout.decode().splitlines()[-1] == "False False"
+
+
+def test_first_run_says_it_is_compiling(monkeypatch, capsys):
+    class Terminal:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            return self.stream.write(text)
+
+        def flush(self):
+            self.stream.flush()
+
+    runner = cli.Runner(cli.build_parser().parse_args([]))
+    monkeypatch.setattr(sys, "stderr", Terminal(sys.stderr))
+    monkeypatch.setattr(cli, "kernels_cached", lambda: False)
+    runner.announce_compile()
+    runner.announce_compile()  # once per run
+    assert capsys.readouterr().err.count("compiling kernels (first run only)") == 1
+    quiet = cli.Runner(cli.build_parser().parse_args(["-q"]))
+    quiet.announce_compile()
+    monkeypatch.setattr(cli, "kernels_cached", lambda: True)
+    cli.Runner(cli.build_parser().parse_args([])).announce_compile()
+    assert capsys.readouterr().err == ""
+
+
+def test_kernels_cached_sees_a_numba_cache_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "kernels.step-1.py311.nbi").write_bytes(b"")
+    assert cli.kernels_cached()
+
+
+# -- issue 15 items 9-14: the rough edges -------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["--level", "12"], ["-d", "-t"]])
+def test_usage_errors_exit_1_like_gzip_xz_zstd(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 1
+    assert "usage" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["test", "list", "compress", "decompress", "bench", "analyze", "demo"])
+def test_subcommand_name_that_is_also_a_file_is_refused(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_bytes(DATA)
+    assert main([name]) == 1
+    assert f"nncompress -- {name}" in capsys.readouterr().err
+    assert not (tmp_path / f"{name}.nnc").exists()
+
+
+def test_double_dash_ends_options_and_subcommands(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "test").write_bytes(DATA)
+    (tmp_path / "-9").write_bytes(DATA)
+    assert main(["-1", "--", "test", "-9"]) == 0
+    assert nncompress.decompress((tmp_path / "test.nnc").read_bytes()) == DATA
+    assert nncompress.decompress((tmp_path / "-9.nnc").read_bytes()) == DATA
+
+
+def test_output_side_errors_name_the_output(src, tmp_path, capsys):
+    missing = tmp_path / "nodir" / "x.nnc"
+    assert main(["-1", "-o", str(missing), str(src)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {missing}" in err and "No such file or directory" in err
+
+
+def test_decompress_refuses_a_terminal_on_stdin():
+    controller, terminal = pty.openpty()
+    try:
+        result = subprocess.run([sys.executable, "-m", "nncompress", "-d"], stdin=terminal,
+                                capture_output=True, timeout=60)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert result.returncode == 1
+    assert "not read from a terminal" in clean_error(result.stderr)
+
+
+def test_decompression_progress_total_is_the_original_size(tmp_path):
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1, block_size=500) + nncompress.compress(b"ab", 1))
+    with open(packed, "rb") as f:
+        assert cli.Runner.original_size(f) == len(DATA) + 2
+        assert f.tell() == 0
+    damaged = tmp_path / "d.nnc"
+    damaged.write_bytes(packed.read_bytes()[:-3])
+    with open(damaged, "rb") as f:
+        assert cli.Runner.original_size(f) is None and f.tell() == 0
+
+
+def test_progress_counts_up_to_the_total(tmp_path, monkeypatch):
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA * 3, 1, block_size=1000))
+    seen = {}
+
+    def fake_progress(self, total, name):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def context():
+            seen["total"] = total
+            seen["done"] = 0
+
+            def update(n):
+                seen["done"] += n
+
+            yield update
+
+        return context()
+
+    monkeypatch.setattr(cli.Runner, "progress", fake_progress)
+    assert main(["-t", str(packed)]) == 0
+    assert seen == {"total": len(DATA) * 3, "done": len(DATA) * 3}
+
+
+def test_fast_and_best_aliases(capsys):
+    parser = cli.build_parser()
+    assert parser.parse_args(["--fast"]).level == 1
+    assert parser.parse_args(["--best"]).level == 9
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--fast" in help_text and "--best" in help_text
+    assert "1-2, 3-5, 6-8 and 9" in help_text
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs a file of another group")
+def test_group_bits_not_given_to_another_group(src, tmp_path):
+    """-n (or a group the caller cannot set): group bits only as strict as the others' (xz)."""
+    os.chown(src, -1, 23456)
+    os.chmod(src, 0o664)
+    assert main(["-1", "-n", "-o", str(tmp_path / "n.nnc"), str(src)]) == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "n.nnc").st_mode) == 0o644
+
+
+def test_rm_with_stdout_or_test_is_ignored_like_zstd(src, tmp_path):
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1))
+    assert main(["-t", "--rm", str(packed)]) == 0
+    assert packed.exists()
+
+
+def test_compressed_data_not_written_to_a_terminal_through_o(src):
+    controller, terminal = pty.openpty()
+    try:
+        tty_path = os.ttyname(terminal)
+        result = subprocess.run([sys.executable, "-m", "nncompress", "-1", "-o", tty_path, str(src)],
+                                capture_output=True, timeout=120)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert result.returncode == 1 and "terminal" in clean_error(result.stderr)
