@@ -16,43 +16,11 @@ range coder cannot tell where its stream ends, so the container records each blo
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-
 import numpy as np
 
 from . import fused, rangecoder
+from .coder_backend import BACKEND, BACKENDS, DECODER, coder_description, constriction  # noqa: F401
 from .errors import NNCError
-
-try:
-    import constriction
-except ImportError:  # no wheel for this platform: the twin codes alone
-    constriction = None
-
-_FORCED = os.environ.get("NNC_CODER", "").strip().lower()
-if _FORCED not in ("", "twin", "constriction"):
-    raise ImportError(f"NNC_CODER must be 'twin' or 'constriction', not {_FORCED!r}")
-if _FORCED == "constriction" and constriction is None:
-    raise ImportError("NNC_CODER=constriction, but constriction is not installed here")
-
-# Which implementation encodes, and which decodes, unless a caller asks for one.
-BACKEND = "twin" if _FORCED == "twin" or constriction is None else "constriction"
-DECODER = "constriction" if _FORCED == "constriction" else "twin"
-BACKENDS = ("constriction", "twin") if constriction is not None else ("twin",)
-
-
-def coder_description() -> str:
-    """One line for `nncompress --version`: which coder encodes and which decodes."""
-    def name(backend):
-        if backend == "constriction":
-            try:
-                return f"constriction {importlib.metadata.version('constriction')}"
-            except importlib.metadata.PackageNotFoundError:
-                return "constriction"
-        return "numba twin of constriction"
-    if BACKEND == DECODER:
-        return f"range coder: {name(BACKEND)}"
-    return f"range coder: {name(BACKEND)} (encode), {name(DECODER)} (decode)"
 
 
 def _check_backend(backend: str | None, default: str) -> str:
