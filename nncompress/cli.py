@@ -31,6 +31,7 @@ import time
 from contextlib import contextmanager
 
 from . import DEFAULT_LEVEL, FORMAT_VERSION, NNCError, __version__
+from .coder_backend import coder_description
 from .outputs import (_is_special, copy_metadata, descriptor_of, place_no_clobber,  # noqa: F401
                       write_all)
 
@@ -154,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-v", "--verbose", action="store_true", help="report sizes and speed")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="suppress warnings")
     parser.add_argument("-V", "--version", action="version",
-                        version=f"nncompress {__version__} (format {FORMAT_VERSION})")
+                        version=f"nncompress {__version__} (format {FORMAT_VERSION}; "
+                                f"{coder_description()})")
     parser.add_argument("files", nargs="*", metavar="FILE")
     return parser
 

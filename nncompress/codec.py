@@ -138,12 +138,7 @@ class BlockDecoder:
         Resumable: the predictor and the range decoder keep their state between calls."""
         count = min(max_nibbles, self._nibbles_left)
         nibbles = np.empty(count, dtype=np.uint8)
-        predictor = self._predictor
-        predict_next, learn, decode = predictor.predict_next, predictor.learn, self._coder.decode
-        for k in range(count):
-            value = decode(predict_next())
-            learn(value)
-            nibbles[k] = value
+        self._coder.decode_run(self._predictor, nibbles, 0, count)
         self._nibbles_left -= count
         return nibbles
 
