@@ -9,20 +9,17 @@ decoded in pieces of any size.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
-from numba import njit
 
 from . import rangecoder
+from .model.jit import kernel
 # the model's step kernel (learn, then predict) on its unpacked state, and the unpacking
 from .model.kernels import step_state as model_step, unpack as model_state
 
 _decode_row = rangecoder.decode_row
 
 
-@njit(cache=True)
+@kernel
 def decode_with_model(packed, pending, state, words, out, start, count, probabilities, cdf):
     """Decode out[start : start + count]: before each nibble the model learns the previous one
     (pending; < 0 at the start of a stream) and predicts into probabilities.
@@ -39,43 +36,6 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
         out[k] = symbol
         value = symbol
     return 0, value
-
-
-def _dependency_stamp() -> str:
-    """Modification time and size of every file whose code the compiled loop embeds."""
-    kernel = getattr(model_step, "py_func", model_step)  # a plain function under NUMBA_DISABLE_JIT
-    model_dir = Path(sys.modules[kernel.__module__].__file__).parent
-    files = sorted(model_dir.rglob("*.py")) + [Path(rangecoder.__file__)]
-    lines = []
-    for path in files:
-        stat = path.stat()
-        lines.append(f"{path.relative_to(model_dir.parent)} {stat.st_mtime_ns} {stat.st_size}")
-    return "\n".join(lines)
-
-
-def _forget_stale_machine_code() -> None:
-    """numba's cache checks only the caller's own file (numba PR #8396 is unmerged), but the cached
-    loop embeds the model's and the coder's kernels: drop it when any of their files changed, or
-    a decoder would keep running the previous model."""
-    cache = getattr(decode_with_model, "_cache", None)
-    folder = getattr(cache, "_cache_path", None)
-    if folder is None:
-        return
-    marker = Path(folder) / "fused.decode_with_model.deps"
-    stamp = _dependency_stamp()
-    try:
-        if marker.read_text() == stamp:
-            return
-    except OSError:
-        pass
-    cache.flush()
-    try:
-        marker.write_text(stamp)
-    except OSError:
-        pass
-
-
-_forget_stale_machine_code()
 
 
 def decode_run(predictor, state: np.ndarray, words: np.ndarray, out: np.ndarray, start: int,

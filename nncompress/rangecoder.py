@@ -22,7 +22,7 @@ unsigned 64-bit integers into float64.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .model.jit import kernel
 
 ALPHABET = 16
 PRECISION = 24
@@ -66,7 +66,7 @@ def new_encoder_state() -> np.ndarray:
     return state
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _as_u32(x):
     """Rust's `f64 as u32`: truncate toward zero, saturate, NaN -> 0."""
     if not x > 0.0:
@@ -76,7 +76,7 @@ def _as_u32(x):
     return np.uint64(x)
 
 
-@njit(cache=True)
+@kernel
 def quantize(probabilities, cdf):
     """constriction's fast 24-bit quantisation of one row into cdf[0..n] (cdf[n] = 2**24).
 
@@ -104,14 +104,14 @@ def quantize(probabilities, cdf):
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _write(out, state, word):
     pos = state[ENC_WORDS]
     out[pos] = np.uint32(word & _WORD_MASK)
     state[ENC_WORDS] = pos + _U1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline=True)
 def _flush_inverted(out, state, carried):
     """Write the held-back words: the first one plus a carry and zeros, or as is and 0xFFFFFFFF."""
     first = state[ENC_FIRST_INVERTED]
@@ -126,7 +126,7 @@ def _flush_inverted(out, state, carried):
     state[ENC_INVERTED] = _U0
 
 
-@njit(cache=True)
+@kernel
 def encode_symbol(state, out, left, probability):
     """constriction's RangeEncoder::encode_symbol for a symbol at [left, left + probability).
 
@@ -154,7 +154,7 @@ def encode_symbol(state, out, left, probability):
     state[ENC_RANGE] = new_range
 
 
-@njit(cache=True)
+@kernel
 def encode_rows(state, out, symbols, probabilities, cdf):
     """Encode symbols[k] with the quantised probabilities[k]; returns the first refused row or -1."""
     for k in range(symbols.shape[0]):
@@ -165,7 +165,7 @@ def encode_rows(state, out, symbols, probabilities, cdf):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def encode_seal(state, out):
     """constriction's RangeEncoder::seal: the words that end the stream (none if it is empty).
 
@@ -185,7 +185,7 @@ def encode_seal(state, out):
         _write(out, state, _U0)
 
 
-@njit(cache=True)
+@kernel
 def decoder_start(state, words):
     """constriction's RangeDecoder::from_compressed: the point is the first two words (a short
     stream is padded with zero bits)."""
@@ -202,7 +202,7 @@ def decoder_start(state, words):
     state[DEC_POS] = np.uint64(read)
 
 
-@njit(cache=True)
+@kernel
 def decode_symbol(state, words, cdf, n):
     """constriction's RangeDecoder::decode_symbol with the quantised cdf[0..n]; returns the
     symbol, or INVALID_DATA where constriction reports invalid compressed data."""
@@ -237,7 +237,7 @@ def decode_symbol(state, words, cdf, n):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def decode_row(state, words, probabilities, cdf):
     """Quantise one row and decode a symbol with it (BAD_DISTRIBUTION / INVALID_DATA on failure)."""
     if not quantize(probabilities, cdf):
@@ -245,7 +245,7 @@ def decode_row(state, words, probabilities, cdf):
     return decode_symbol(state, words, cdf, probabilities.shape[0])
 
 
-@njit(cache=True)
+@kernel
 def decode_rows(state, words, probabilities, out, cdf):
     """Decode one symbol per row into out; returns the first failing row's code or 0."""
     for k in range(probabilities.shape[0]):

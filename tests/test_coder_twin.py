@@ -318,30 +318,11 @@ def test_constriction_is_required_exactly_where_it_has_wheels():
     assert not wanted("linux", "x86_64", "3.15")
 
 
-def test_cached_decoder_loop_is_dropped_when_the_model_changes(monkeypatch, tmp_path):
-    """numba would reuse the fused loop's machine code after kernels.py changed (it checks only
-    fused.py); fused drops it when any model or coder file's stamp differs."""
-    from nncompress import fused
+def test_coder_kernels_are_part_of_the_compiled_cache_key():
+    """numba would reuse the fused loop's machine code after a model or coder file changed (it
+    checks only the caller's own file): every kernel's cache key hashes all compiled sources."""
+    from nncompress.model import jit
 
-    stamp = fused._dependency_stamp()
-    assert "model/kernels.py" in stamp and "rangecoder.py" in stamp
-
-    flushed = []
-
-    class FakeCache:
-        _cache_path = str(tmp_path)
-
-        def flush(self):
-            flushed.append(True)
-
-    class FakeDispatcher:
-        _cache = FakeCache()
-
-    monkeypatch.setattr(fused, "decode_with_model", FakeDispatcher())
-    (tmp_path / "fused.decode_with_model.deps").write_text(stamp)
-    fused._forget_stale_machine_code()
-    assert flushed == []
-    (tmp_path / "fused.decode_with_model.deps").write_text(stamp + "0")  # a size or time changed
-    fused._forget_stale_machine_code()
-    assert flushed == [True]
-    assert (tmp_path / "fused.decode_with_model.deps").read_text() == stamp
+    names = {path.name for path in jit.compiled_sources()}
+    assert {"rangecoder.py", "fused.py", "nibble.py", "mixer.py"} <= names
+    assert "reference.py" not in names

@@ -15,7 +15,8 @@ from numba.core.registry import CPUDispatcher
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nncompress"
 MODEL = PACKAGE / "model"
-MODEL_MODULES = sorted(MODEL.glob("*.py"))
+# every module numba compiles: the model package and the range-coder twin with its fused loop
+MODEL_MODULES = sorted(MODEL.glob("*.py")) + [MODEL.parent / "rangecoder.py", MODEL.parent / "fused.py"]
 # LLVM fast-math flags numba accepts in a fastmath set (any of them breaks bit-exactness)
 FASTMATH_FLAGS = {"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"}
 # analysis-only code outside the coding path that may use floating-point libm
@@ -111,7 +112,8 @@ def test_model_calls_no_transcendentals(path):
 def _model_dispatchers():
     """Every compiled function defined in the model modules (generated ones included)."""
     for path in MODEL_MODULES:
-        module = importlib.import_module(f"nncompress.model.{path.stem}")
+        package = "nncompress.model" if path.parent == MODEL else "nncompress"
+        module = importlib.import_module(f"{package}.{path.stem}")
         for name, value in vars(module).items():
             if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
                 yield f"{path.stem}.{name}", value

@@ -6,9 +6,11 @@ its decorator from here and imports nothing else from numba's compiler.
 
 Compiled code is cached on disk, with two changes to numba's own cache:
 
-* The cache key also covers the source of every module in this package.  numba only notices
-  edits to the file that defines a cached function, but `nibble.step` compiles in the kernels of
-  the sibling modules: without this, editing mixer.py would leave a stale `step` in the cache.
+* The cache key also covers the source of every compiled module: this package and the range
+  coder's kernels (nncompress/rangecoder.py, nncompress/fused.py, which compile the model's step
+  into their decode loop).  numba only notices edits to the file that defines a cached function,
+  but `nibble.step` compiles in the kernels of the sibling modules: without this, editing mixer.py
+  would leave a stale `step` (or a stale fused decode loop) in the cache.
 * Where no cache directory is writable (a read-only install and no writable home, e.g. a service
   account), numba refuses to create the function ("no locator available").  We then use a private
   per-user directory under the system temporary directory, and failing that compile in memory on
@@ -32,13 +34,18 @@ from numba.core import caching
 OPTIONS = dict(fastmath=False, parallel=False, error_model="python")
 
 
+def compiled_sources() -> list:
+    """Every source file whose code a cached kernel may embed.  The reference twin is left out:
+    it is never compiled, and editing it should not cost a recompile."""
+    model = Path(__file__).parent
+    paths = [path for path in sorted(model.glob("*.py")) if path.name != "reference.py"]
+    return paths + [model.parent / "rangecoder.py", model.parent / "fused.py"]
+
+
 def _model_sources_digest() -> str:
-    """Hash of the model package's sources: part of every kernel's cache key.  The reference
-    twin is left out: it is never compiled, and editing it should not cost a recompile."""
+    """Hash of compiled_sources(): part of every kernel's cache key."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        if path.name == "reference.py":
-            continue
+    for path in compiled_sources():
         digest.update(path.name.encode())
         try:
             digest.update(path.read_bytes())
