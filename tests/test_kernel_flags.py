@@ -24,7 +24,7 @@ LIBM_ALLOWED = {
     ("predictor.py", "byte_distributions"),  # code lengths in bits (np.log2), not in the coding path
     # Adam's square root: IEEE 754 requires sqrt correctly rounded (one instruction on x86-64 and
     # aarch64, no libm), so it is as deterministic as + - * /; test_rnnme's twin checks it bit for bit
-    ("rnnme.py", "adam_row"),
+    ("rnnme_kernels.py", "adam_row"),
 }
 
 

@@ -1,0 +1,162 @@
+"""Settings and constant tables of the RNNME expert (nncompress.model.rnnme): the config,
+register and float-constant slots its kernels read, the parameter record, and the tables built
+once from detmath (tanh, exp, direct-connection rates)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .detmath import det_exp
+
+# ---- indices into the int64 config array -------------------------------------------------------
+K_H = 0  # hidden units
+K_BPTT = 1  # truncated BPTT block length (bytes)
+K_NFEAT = 2  # number of ME features
+K_ME_MASK = 3  # 2^me_bits - 1 (0: no direct connections)
+K_INPUT2 = 4  # 1: the byte two back is an input too
+K_WORD_MASK = 5  # word-embedding rows - 1 (0: no word input)
+K_LR_HALF = 6  # learning rate halves after this many bytes (then thirds, ...)
+K_ADAM = 7  # 1: Adam steps for the network's weights, 0: plain SGD
+K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
+CONFIG_SIZE = 32
+WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
+WORD_PAIR_FEATURE = 33  # previous word + current partial word
+MAX_FEATURES = CONFIG_SIZE - K_FEATS
+
+# ---- indices into the int64 register array -----------------------------------------------------
+R_POS = 0  # bytes learned
+R_T = 1  # steps stored in the current BPTT block
+R_C4 = 2  # last four bytes, most recent lowest
+R_C8 = 3  # the four bytes before those
+R_WORD = 4  # hash of the current partial word (0 between words)
+R_WORD1 = 5  # hash of the previous word
+R_HI = 6  # high nibble last predicted for (set by predict_low)
+REGISTER_SIZE = 8
+
+# ---- indices into the float array of constants/rates (model float type) ------------------------
+F_ONE = 0
+F_ZERO = 1
+F_CLIP = 2  # hidden error clip
+F_ACT_LO = 3  # tanh table covers [-F_ACT_LO, F_ACT_LO)
+F_ACT_STEPS = 4  # table entries per unit
+F_EXP_LO = 5  # exp table covers [-F_EXP_LO, 0]
+F_EXP_STEPS = 6
+F_LR = 7  # current recurrent/output learning rate (set each byte)
+F_LR0 = 8  # initial learning rate
+F_LR_MIN = 9  # floor of the decaying learning rate
+F_OUT_SCALE = 10  # output-layer rate = F_LR * F_OUT_SCALE
+F_ME_TOTAL = 11  # cap on the sum of the direct-connection rates of one byte
+F_B1 = 12  # Adam: first-moment decay
+F_1MB1 = 13  # 1 - F_B1
+F_B2 = 14  # second-moment decay
+F_1MB2 = 15
+F_EPS = 16
+FP_SIZE = 20
+ADAM_EPS = 1e-5
+
+ACT_RANGE = 8.0
+ACT_STEPS = 256
+EXP_RANGE = 24.0
+EXP_STEPS = 64
+ME_COUNT_LIMIT = 1023
+
+MASK32 = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class RNNMEParams:
+    """Everything that changes the expert's predictions (all ints, ready for a header)."""
+
+    hidden: int = 64  # H
+    bptt: int = 8  # truncated BPTT block length, bytes
+    me_bits: int = 24  # direct-connection hash table: 2^me_bits weights (0: none)
+    orders: tuple = (1, 2, 3, 4, 5, 6)  # byte orders with a direct-connection feature
+    word_feature: int = 1  # 1: the current word (+ previous byte) is a feature; 2: + word pair
+    input2: int = 0  # 1: the byte two back is a network input too
+    word_input_bits: int = 0  # > 0: an embedding row per hashed current word (2^bits rows)
+    lr_micro: int = 2000  # initial step size x 1e-6 (network and output layer)
+    lr_min_micro: int = 300  # floor of the decaying rate
+    lr_half: int = 100000  # the rate is lr / (1 + pos / lr_half)
+    out_scale_milli: int = 1000  # output-layer rate relative to the network rate
+    me_lr_milli: int = 500  # direct connections: rate me_lr / (1 + n * me_decay) for a row used n times
+    me_decay_milli: int = 50
+    me_min_milli: int = 50  # ... but at least this
+    me_total_milli: int = 100000  # the rates of one byte's rows are scaled to sum at most this
+    clip_milli: int = 15000  # hidden error clip
+    float_bits: int = 32  # 32 or 64: the float type of the whole expert
+    adam: int = 2  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
+    adam_b1_milli: int = 900
+    adam_b2_milli: int = 999
+
+    def validate(self) -> "RNNMEParams":
+        checks = [
+            (1 <= self.hidden <= 1024, "hidden must be in 1..1024"),
+            (1 <= self.bptt <= 256, "bptt must be in 1..256"),
+            (self.me_bits == 0 or 8 <= self.me_bits <= 30, "me_bits must be 0 or 8..30"),
+            (all(1 <= o <= 8 for o in self.orders), "orders must be in 1..8"),
+            (self.word_feature in (0, 1, 2), "word_feature must be 0, 1 or 2"),
+            (len(self.orders) + self.word_feature <= MAX_FEATURES, "too many features"),
+            (self.input2 in (0, 1), "input2 must be 0 or 1"),
+            (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
+            (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
+            (self.lr_half >= 1, "lr_half must be >= 1"),
+            (self.adam in (0, 1, 2), "adam must be 0 (SGD), 1 (Adam) or 2 (AdaMax)"),
+            (0 <= self.adam_b1_milli < 1000 and 0 <= self.adam_b2_milli < 1000,
+             "Adam decays must be in 0..999 (thousandths)"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        return self
+
+    @property
+    def features(self) -> tuple:
+        if self.me_bits == 0:
+            return ()
+        extra = (WORD_FEATURE, WORD_PAIR_FEATURE)[: self.word_feature]
+        return tuple(self.orders) + extra
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+# ---- deterministic tables -------------------------------------------------------------------------
+
+def build_tanh_table(dtype) -> np.ndarray:
+    """tanh(x) at x = i / ACT_STEPS - ACT_RANGE (one spare entry for interpolation)."""
+    n = int(2 * ACT_RANGE * ACT_STEPS) + 2
+    table = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        x = i / ACT_STEPS - ACT_RANGE
+        table[i] = 1.0 - 2.0 / (1.0 + det_exp(2.0 * x))
+    return table.astype(dtype)
+
+
+def build_exp_table(dtype) -> np.ndarray:
+    """exp(x) at x = i / EXP_STEPS - EXP_RANGE for x in [-EXP_RANGE, 0] (+ one spare entry)."""
+    n = int(EXP_RANGE * EXP_STEPS) + 2
+    table = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        table[i] = det_exp(i / EXP_STEPS - EXP_RANGE)
+    return table.astype(dtype)
+
+
+def build_me_rate_table(p: RNNMEParams, dtype) -> np.ndarray:
+    """Direct-connection step size of a row used n times: max(min, lr / (1 + n * decay))."""
+    lr = p.me_lr_milli / 1000.0
+    decay = p.me_decay_milli / 1000.0
+    floor = p.me_min_milli / 1000.0
+    rates = [max(floor, lr / (1.0 + n * decay)) for n in range(ME_COUNT_LIMIT + 1)]
+    return np.array(rates, dtype=np.float64).astype(dtype)
+
+
+def deterministic_uniform(count: int, seed: int) -> np.ndarray:
+    """Uniform values in [-0.5, 0.5) from an integer hash (no platform RNG)."""
+    idx = np.arange(count, dtype=np.uint64) + np.uint64(seed << 32)
+    x = idx * np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(29)
+    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) - 0.5

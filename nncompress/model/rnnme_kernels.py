@@ -1,0 +1,434 @@
+"""Kernels of the RNNME expert (nncompress.model.rnnme): feature hashing, the class-factorised
+softmax with its direct connections, the recurrent forward step and block BPTT, and the per-byte
+learn/predict verbs.  Deterministic as described in rnnme.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import kernel
+from .rnnme_config import (
+    F_1MB1,
+    F_1MB2,
+    F_ACT_LO,
+    F_ACT_STEPS,
+    F_B1,
+    F_B2,
+    F_CLIP,
+    F_EPS,
+    F_EXP_LO,
+    F_EXP_STEPS,
+    F_LR,
+    F_LR0,
+    F_LR_MIN,
+    F_ME_TOTAL,
+    F_ONE,
+    F_OUT_SCALE,
+    F_ZERO,
+    K_ADAM,
+    K_BPTT,
+    K_FEATS,
+    K_H,
+    K_INPUT2,
+    K_LR_HALF,
+    K_ME_MASK,
+    K_NFEAT,
+    K_WORD_MASK,
+    MASK32,
+    R_C4,
+    R_C8,
+    R_HI,
+    R_POS,
+    R_T,
+    R_WORD,
+    R_WORD1,
+    WORD_FEATURE,
+    WORD_PAIR_FEATURE,
+)
+
+# ---- kernels ------------------------------------------------------------------------------------
+
+@kernel(inline=True)
+def mix32(a, b):
+    """32-bit hash of two values (operands masked to 32 bits so int64 never overflows)."""
+    h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
+    h ^= h >> 15
+    h = (h * 0x2C1B3C6D) & MASK32
+    h ^= h >> 12
+    h = (h * 0x297A2D39) & MASK32
+    h ^= h >> 15
+    return h
+
+
+@kernel(inline=True)
+def table_tanh(fp, act, x):
+    t = (x + fp[F_ACT_LO]) * fp[F_ACT_STEPS]
+    if t <= fp[F_ZERO]:
+        return act[0]
+    last = act.shape[0] - 2
+    ti = np.floor(t)  # exact, and stays in the table's float type
+    i = int(ti)
+    if i >= last:
+        return act[last]
+    f = t - ti
+    return act[i] + (act[i + 1] - act[i]) * f
+
+
+@kernel(inline=True)
+def table_exp(fp, expt, x):
+    """exp(x) for x <= 0 (x below the table's range reads as its first entry)."""
+    t = (x + fp[F_EXP_LO]) * fp[F_EXP_STEPS]
+    if t <= fp[F_ZERO]:
+        return expt[0]
+    last = expt.shape[0] - 2
+    ti = np.floor(t)
+    i = int(ti)
+    if i >= last:
+        return expt[last]
+    f = t - ti
+    return expt[i] + (expt[i + 1] - expt[i]) * f
+
+
+@kernel(inline=True)
+def adam_row(fp, lr, w, m, v, g, mode):
+    """One Adam step (ascent along g, no bias correction) for each element of a weight row;
+    mode 2 is AdaMax (v tracks max |g| instead of g^2: no square root at all)."""
+    b1 = fp[F_B1]
+    omb1 = fp[F_1MB1]
+    b2 = fp[F_B2]
+    omb2 = fp[F_1MB2]
+    eps = fp[F_EPS]
+    for i in range(w.shape[0]):
+        gi = g[i]
+        mi = b1 * m[i] + omb1 * gi
+        m[i] = mi
+        if mode == 2:
+            vi = b2 * v[i]
+            ag = abs(gi)
+            if ag > vi:
+                vi = ag
+            v[i] = vi
+            w[i] += (lr * mi) / (vi + eps)
+        else:
+            # sqrt is an IEEE-754 basic operation (correctly rounded everywhere), not libm
+            vi = b2 * v[i] + omb2 * (gi * gi)
+            v[i] = vi
+            w[i] += (lr * mi) / (np.sqrt(vi) + eps)
+
+
+@kernel
+def softmax16(fp, expt, z, p):
+    mx = z[0]
+    for c in range(1, 16):
+        if z[c] > mx:
+            mx = z[c]
+    total = fp[F_ZERO]
+    for c in range(16):
+        e = table_exp(fp, expt, z[c] - mx)
+        p[c] = e
+        total += e
+    for c in range(16):
+        p[c] = p[c] / total
+
+
+@kernel
+def feature_hashes(cfg, reg, fh):
+    """Hash of each direct-connection feature for the byte about to be coded."""
+    c4 = reg[R_C4]
+    c8 = reg[R_C8]
+    for f in range(cfg[K_NFEAT]):
+        kind = cfg[K_FEATS + f]
+        if kind <= 4:
+            h = mix32(kind, c4 & ((1 << (8 * kind)) - 1))
+        elif kind <= 8:
+            h = mix32(mix32(kind, c4), c8 & ((1 << (8 * (kind - 4))) - 1))
+        elif kind == WORD_FEATURE:
+            h = mix32(mix32(WORD_FEATURE, reg[R_WORD]), c4 & 0xFF)
+        else:
+            h = mix32(mix32(WORD_PAIR_FEATURE, reg[R_WORD1]), reg[R_WORD])
+        fh[f] = h
+
+
+@kernel
+def output_logits(cfg, s, vout, bout, me, fbase, z):
+    """z[c] = b[c] + sum_k V[k, c] s[k] + sum_f me[fbase[f] + c]   (k ascending, then f ascending)."""
+    nh = cfg[K_H]
+    for c in range(16):
+        z[c] = bout[c]
+    for k in range(nh):
+        sk = s[k]
+        for c in range(16):
+            z[c] += vout[k, c] * sk
+    for f in range(fbase.shape[0]):
+        base = fbase[f]
+        for c in range(16):
+            z[c] += me[base + c]
+
+
+@kernel
+def predict_high(st, out):
+    """The high nibble's 16 probabilities for the next byte (normalised) into out."""
+    (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+    t = reg[R_T]
+    mask = cfg[K_ME_MASK]
+    for f in range(cfg[K_NFEAT]):
+        fbase_h[f] = (fh[f] << 4) & mask
+    output_logits(cfg, hs[t], vh, bh, me, fbase_h[: cfg[K_NFEAT]], z)
+    softmax16(fp, expt, z, ph)
+    for c in range(16):
+        out[c] = ph[c]
+
+
+@kernel
+def predict_low(st, hi, out):
+    """The low nibble's 16 probabilities given the high nibble hi (normalised) into out."""
+    (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+    t = reg[R_T]
+    mask = cfg[K_ME_MASK]
+    for f in range(cfg[K_NFEAT]):
+        fbase_l[f] = (mix32(fh[f], hi + 1) << 4) & mask
+    reg[R_HI] = hi
+    output_logits(cfg, hs[t], vl[hi], bl[hi], me, fbase_l[: cfg[K_NFEAT]], z)
+    softmax16(fp, expt, z, pl)
+    for c in range(16):
+        out[c] = pl[c]
+
+
+@kernel
+def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, fbase, p, target,
+                  lr_out):
+    """One softmax's cross-entropy step: error e = onehot(target) - p.  Adds V e to the hidden
+    error g (with V before its update), then updates V, the bias and the direct connections."""
+    nh = cfg[K_H]
+    e = np.empty(16, dtype=p.dtype)
+    el = np.empty(16, dtype=p.dtype)
+    for c in range(16):
+        e[c] = -p[c]
+    e[target] = fp[F_ONE] - p[target]
+    for c in range(16):
+        el[c] = lr_out * e[c]
+    for k in range(nh):
+        acc = g[k]
+        for c in range(16):
+            acc += vout[k, c] * e[c]
+        g[k] = acc
+    adam = cfg[K_ADAM]
+    if adam:
+        grow = np.empty(16, dtype=p.dtype)
+        for k in range(nh):
+            sk = s[k]
+            for c in range(16):
+                grow[c] = e[c] * sk
+            adam_row(fp, lr_out, vout[k], mv[k], vv[k], grow, adam)
+        adam_row(fp, lr_out, bout, mb, vb, e, adam)
+    else:
+        for k in range(nh):
+            sk = s[k]
+            for c in range(16):
+                vout[k, c] += el[c] * sk
+        for c in range(16):
+            bout[c] += el[c]
+    # direct connections: each row's rate decays with its use count; when the rows' rates sum
+    # to more than F_ME_TOTAL they are scaled down to that sum, so a byte whose contexts are all
+    # fresh moves its logits by at most F_ME_TOTAL * e (no overshoot), and the step goes mostly to
+    # the rows that know least
+    nf = fbase.shape[0]
+    rates = np.empty(max(nf, 1), dtype=p.dtype)
+    total = fp[F_ZERO]
+    for f in range(nf):
+        row = fbase[f] >> 4
+        n = me_n[row]
+        rates[f] = me_rate[n]
+        total += rates[f]
+        if n < me_rate.shape[0] - 1:
+            me_n[row] = n + 1
+    scale = fp[F_ONE]
+    if total > fp[F_ME_TOTAL]:
+        scale = fp[F_ME_TOTAL] / total
+    for f in range(nf):
+        base = fbase[f]
+        rate = rates[f] * scale
+        for c in range(16):
+            me[base + c] += rate * e[c]
+
+
+@kernel
+def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
+    """Back-propagate the stored hidden errors through the block (newest step first), updating
+    W and the input rows; then start a new block from the last state.  SGD updates W at each
+    step (after propagating through it); Adam sums W's gradient over the block and steps once,
+    and steps each input row at each step."""
+    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
+    adam = cfg[K_ADAM]
+    nh = cfg[K_H]
+    steps = reg[R_T]
+    lr = fp[F_LR]
+    one = fp[F_ONE]
+    clip = fp[F_CLIP]
+    dn = np.zeros(nh, dtype=hs.dtype)  # error reaching step t from step t + 1
+    d = np.empty(nh, dtype=hs.dtype)
+    dl = np.empty(nh, dtype=hs.dtype)
+    for t in range(steps, 0, -1):
+        for k in range(nh):
+            sk = hs[t, k]
+            dk = (hg[t, k] + dn[k]) * (one - sk * sk)
+            if dk > clip:
+                dk = clip
+            elif dk < -clip:
+                dk = -clip
+            d[k] = dk
+        # the error for step t - 1 goes through W before this step's update
+        for m in range(nh):
+            acc = fp[F_ZERO]
+            for k in range(nh):
+                acc += w[m, k] * d[k]
+            dn[m] = acc
+        if adam:
+            for m in range(nh):
+                sm = hs[t - 1, m]
+                for k in range(nh):
+                    gw[m, k] += d[k] * sm
+            c1 = hx[t, 0]
+            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d, adam)
+            if cfg[K_INPUT2]:
+                c2 = hx[t, 1]
+                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d, adam)
+            if cfg[K_WORD_MASK]:
+                wr = hx[t, 2]
+                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d, adam)
+            continue
+        for k in range(nh):
+            dl[k] = lr * d[k]
+        for m in range(nh):
+            sm = hs[t - 1, m]
+            for k in range(nh):
+                w[m, k] += dl[k] * sm
+        row = u1[hx[t, 0]]
+        for k in range(nh):
+            row[k] += dl[k]
+        if cfg[K_INPUT2]:
+            row = u2[hx[t, 1]]
+            for k in range(nh):
+                row[k] += dl[k]
+        if cfg[K_WORD_MASK]:
+            row = uw[hx[t, 2]]
+            for k in range(nh):
+                row[k] += dl[k]
+    if adam:
+        for m in range(nh):
+            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m], adam)
+            for k in range(nh):
+                gw[m, k] = fp[F_ZERO]
+    for k in range(nh):
+        hs[0, k] = hs[steps, k]
+    for t in range(steps + 1):
+        for k in range(nh):
+            hg[t, k] = fp[F_ZERO]
+    reg[R_T] = 0
+
+
+@kernel
+def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act):
+    """s(t+1) = tanh(U1[c1] + U2[c2] + Uw[word] + sum_m W[m, .] s(t)[m]) into the block buffer."""
+    nh = cfg[K_H]
+    t = reg[R_T]
+    c1 = reg[R_C4] & 0xFF
+    c2 = (reg[R_C4] >> 8) & 0xFF
+    wrow = reg[R_WORD] & cfg[K_WORD_MASK]
+    a = np.empty(nh, dtype=hs.dtype)
+    for k in range(nh):
+        a[k] = u1[c1, k]
+    if cfg[K_INPUT2]:
+        for k in range(nh):
+            a[k] += u2[c2, k]
+    if cfg[K_WORD_MASK]:
+        for k in range(nh):
+            a[k] += uw[wrow, k]
+    for m in range(nh):
+        sm = hs[t, m]
+        for k in range(nh):
+            a[k] += w[m, k] * sm
+    for k in range(nh):
+        hs[t + 1, k] = table_tanh(fp, act, a[k])
+    hx[t + 1, 0] = c1
+    hx[t + 1, 1] = c2
+    hx[t + 1, 2] = wrow
+    reg[R_T] = t + 1
+
+
+@kernel
+def learn_byte(st, byte):
+    """Train on the byte just coded (after predict_high and predict_low(byte >> 4)), then advance
+    the network and the features to the next byte."""
+    (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
+     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+    nf = cfg[K_NFEAT]
+    t = reg[R_T]
+    hi = byte >> 4
+    lr_out = fp[F_LR] * fp[F_OUT_SCALE]
+    (mvh, vvh, mbh, vbh, mvl, vvl, mbl, vbl) = outopt
+    train_softmax(cfg, fp, hs[t], hg[t], vh, bh, mvh, vvh, mbh, vbh, me, me_n, me_rate,
+                  fbase_h[:nf], ph, hi, lr_out)
+    oh = hi if cfg[K_ADAM] else 0  # (the moments are 1-element placeholders under SGD)
+    train_softmax(cfg, fp, hs[t], hg[t], vl[hi], bl[hi], mvl[oh], vvl[oh], mbl[oh], vbl[oh], me,
+                  me_n, me_rate, fbase_l[:nf], pl, byte & 15, lr_out)
+    # byte-level registers
+    pos = reg[R_POS] + 1
+    reg[R_POS] = pos
+    reg[R_C8] = ((reg[R_C8] << 8) | (reg[R_C4] >> 24)) & MASK32
+    reg[R_C4] = ((reg[R_C4] << 8) | byte) & MASK32
+    c = byte
+    if 65 <= c <= 90:
+        c += 32
+    if (97 <= c <= 122) or c >= 128:
+        reg[R_WORD] = mix32(reg[R_WORD] + 1, c)
+    elif reg[R_WORD] != 0:
+        reg[R_WORD1] = reg[R_WORD]
+        reg[R_WORD] = 0
+    # learning-rate schedule: lr0 / (1 + pos / half), floored (float64, then stored in the
+    # model's float type)
+    lr = fp[F_LR0] * cfg[K_LR_HALF] / (cfg[K_LR_HALF] + pos)
+    if lr < fp[F_LR_MIN]:
+        lr = fp[F_LR_MIN]
+    fp[F_LR] = lr
+    if t >= cfg[K_BPTT]:
+        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt)
+    forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act)
+    feature_hashes(cfg, reg, fh)
+
+
+@kernel
+def run_known(st, data, probs, dists):
+    """Code `data` without a coder: probs[i] = P(data[i]); dists[i] (if dists has rows) = the
+    high nibble's 16 probabilities followed by the low nibble's given the actual high nibble."""
+    ph = np.empty(16)
+    pl = np.empty(16)
+    keep = dists.shape[0] > 0
+    for i in range(data.shape[0]):
+        byte = data[i]
+        predict_high(st, ph)
+        predict_low(st, byte >> 4, pl)
+        probs[i] = ph[byte >> 4] * pl[byte & 15]
+        if keep:
+            for c in range(16):
+                dists[i, c] = ph[c]
+                dists[i, 16 + c] = pl[c]
+        learn_byte(st, byte)
+
+
+@kernel
+def node_probabilities(p16, out):
+    """For a binary-node mixer: out[j] = P(bit 1 at heap node j) for the nodes 1..15 of a nibble
+    tree (node j's children are 2j for bit 0 and 2j + 1 for bit 1; leaf 16 + v is nibble v),
+    i.e. the mass under the 1-child over the mass under j (out[0] is unused).  Float64 sums in a
+    fixed order: deterministic."""
+    tree = np.empty(32)
+    for v in range(16):
+        tree[16 + v] = p16[v]
+    for j in range(15, 0, -1):
+        tree[j] = tree[2 * j] + tree[2 * j + 1]
+    out[0] = 0.0
+    for j in range(1, 16):
+        out[j] = tree[2 * j + 1] / tree[j]
