@@ -7,7 +7,8 @@ import io
 import os
 
 from . import format as fmt
-from .codec import StreamDecoder, StreamEncoder
+from . import segments
+from .codec import StreamDecoder
 from .format import NNCError
 from .model.params import ModelParams
 from .presets import DEFAULT_LEVEL
@@ -18,45 +19,20 @@ __all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile"
 class NNCompressor:
     """Incremental compressor: compress() returns what is ready, flush() ends the stream.
 
-    Data is coded in blocks (1 MiB by default), so output appears once a block is full."""
+    Data is coded in blocks (1 MiB by default), so output appears once a block is full; every
+    segment_size bytes (16 MiB by default) a new, independent stream starts (segments.py)."""
 
     def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
-                 block_size: int = fmt.DEFAULT_BLOCK_SIZE, progress=None):
-        self._encoder = StreamEncoder(preset, params, block_size)
-        self._pending = bytearray()
-        self._started = False
-        self._finished = False
-        self._progress = progress
-
-    def _header_once(self) -> bytes:
-        if self._started:
-            return b""
-        self._started = True
-        return self._encoder.header()
+                 block_size: int = fmt.DEFAULT_BLOCK_SIZE,
+                 segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None):
+        # a fresh stream (an independent segment) every segment_size bytes; None: one stream
+        self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress)
 
     def compress(self, data) -> bytes:
-        if self._finished:
-            raise ValueError("compressor has been flushed")
-        self._pending += memoryview(data).cast("B")
-        out = bytearray(self._header_once())
-        size = self._encoder.block_size
-        start = 0
-        while len(self._pending) - start >= size:
-            out += self._encoder.block(self._pending[start : start + size], self._progress)
-            start += size
-        del self._pending[:start]
-        return bytes(out)
+        return self._segments.compress(data)
 
     def flush(self) -> bytes:
-        if self._finished:
-            raise ValueError("repeated call to flush()")
-        out = bytearray(self._header_once())
-        if self._pending:
-            out += self._encoder.block(self._pending, self._progress)
-            self._pending.clear()
-        out += self._encoder.end()
-        self._finished = True
-        return bytes(out)
+        return self._segments.flush()
 
 
 class NNDecompressor:
@@ -95,13 +71,28 @@ class NNDecompressor:
 
 
 def compress(data, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
-             block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
-    compressor = NNCompressor(preset, params=params, block_size=block_size)
+             block_size: int = fmt.DEFAULT_BLOCK_SIZE,
+             segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, threads: int = 1,
+             client=None) -> bytes:
+    """threads: segments coded at once by local processes (0: all cores); client: a
+    distributed.Client whose workers code them instead.  Neither changes the bytes."""
+    if threads != 1 or client is not None:
+        from . import parallel
+
+        return parallel.compress_bytes(data, preset, params=params, block_size=block_size,
+                                       segment_size=segment_size, threads=threads, client=client)
+    compressor = NNCompressor(preset, params=params, block_size=block_size, segment_size=segment_size)
     return compressor.compress(data) + compressor.flush()
 
 
-def decompress(data) -> bytes:
-    """Decompress one or more concatenated streams.  Raises NNCError if anything is wrong."""
+def decompress(data, *, threads: int = 1, client=None) -> bytes:
+    """Decompress one or more concatenated streams.  Raises NNCError if anything is wrong.
+
+    threads / client: decode that many segments at once, locally or on a Dask cluster."""
+    if threads != 1 or client is not None:
+        from . import parallel
+
+        return parallel.decompress_bytes(data, threads=threads, client=client)
     decoder = StreamDecoder(multi_stream=True)
     out = decoder.feed(data)
     decoder.finish()

@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"compression level, also -1 .. -9 (default {DEFAULT_LEVEL}); "
                              "higher is smaller and slower")
     parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
+    add_parallel_options(parser)
     parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")
     verbosity = parser.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="report sizes and speed")
@@ -116,12 +117,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_parallel_options(parser) -> None:
+    """-T, --segment-size, --cluster (issue 13: parallel.py, cluster.py, segments.py)."""
+    from .segments import DEFAULT_SEGMENT_SIZE, parse_size
+
+    group = parser.add_argument_group(
+        "parallel work",
+        "Input is cut into independent segments (a fresh model each, a small cost in size), so "
+        "segments can be coded at once and read back from any segment's start; inputs up to one "
+        "segment are unaffected.  The archive does not depend on -T or --cluster.  Memory: each "
+        "worker holds one model (about 34 MiB at -1, 126 MiB at -6, 470 MiB at -9) plus about 3 "
+        "segments, plus ~150 MiB; -T is lowered to what the available memory holds.")
+    group.add_argument("-T", "--threads", type=int, default=1, metavar="N",
+                       help="work on N segments at once in N processes, both ways (0: one per core; "
+                            "default 1)")
+    group.add_argument("--segment-size", type=parse_size, default=DEFAULT_SEGMENT_SIZE, metavar="SIZE",
+                       help=f"bytes of input per segment when compressing, e.g. 4M "
+                            f"(default {DEFAULT_SEGMENT_SIZE >> 20}M)")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help="send segments to the workers of a Dask scheduler, e.g. tcp://host:8786 "
+                            "(default: $NNC_CLUSTER; needs nncompress[cluster])")
+
+
 class Runner:
     def __init__(self, args):
         self.args = args
         self.mode = args.mode or "compress"
         self.level = args.level or DEFAULT_LEVEL
         self.status = EXIT_OK
+        self._engine = None  # parallel.py engine, made on first use (a pool or a Dask client)
+        self._client = None
 
     # -- messages --
     def error(self, name: str, message: str) -> None:
@@ -158,18 +183,49 @@ class Runner:
         if self.mode == "list":
             self.list_files(files)
             return self.status
-        for name in files:
-            try:
-                self.process(name)
-            except Warn as exc:
-                self.warn(name, str(exc))
-            except NNCError as exc:
-                self.error(name, str(exc))
-            except BrokenPipeError:
-                raise
-            except OSError as exc:
-                self.error(name, exc.strerror or str(exc))
+        aborted = True
+        try:
+            for name in files:
+                try:
+                    self.process(name)
+                except Warn as exc:
+                    self.warn(name, str(exc))
+                except NNCError as exc:
+                    self.error(name, str(exc))
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:
+                    self.error(name, exc.strerror or str(exc))
+            aborted = False
+        finally:
+            self.close_engine(aborted)
         return self.status
+
+    # -- parallel work (parallel.py) --
+    def engine(self):
+        """The engine for -T / --cluster, or None when one process does the work as before."""
+        if self._engine is None:
+            from . import cluster, parallel
+            from .presets import params_for_level
+
+            address = cluster.address_from(self.args.cluster)
+            if address:
+                self._client = cluster.connect(address)
+                self._engine = cluster.DaskEngine(self._client)
+            else:
+                workers = parallel.plan_workers(self.args.threads, params_for_level(self.level),
+                                                self.args.segment_size)
+                self._engine = parallel.LocalEngine(workers) if workers > 1 else False
+        return self._engine or None
+
+    def close_engine(self, aborted: bool) -> None:
+        if self._engine:
+            from .parallel import close_engine
+
+            close_engine(self._engine, aborted)
+        if self._client is not None:
+            self._client.close()
+        self._engine = self._client = None
 
     def output_name(self, name: str) -> str | None:
         """Destination path, or None for standard output."""
@@ -263,8 +319,18 @@ class Runner:
         """Stream source to sink (None: discard); returns (bytes read, bytes written)."""
         read = written = 0
         with self.progress(size, os.path.basename(name)) as update:
+            engine = self.engine()
+            if engine is not None or self.mode == "test":
+                from . import parallel
+
+                if self.mode == "compress":
+                    return parallel.compress_stream(source, sink, engine, level=self.level,
+                                                    segment_size=self.args.segment_size, progress=update)
+                # -t checks every segment even after a damaged one
+                return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
+                                                  verify_all=self.mode == "test", progress=update)
             if self.mode == "compress":
-                compressor = NNCompressor(self.level, progress=update)
+                compressor = NNCompressor(self.level, segment_size=self.args.segment_size, progress=update)
                 while chunk := source.read(READ_CHUNK):
                     read += len(chunk)
                     out = compressor.compress(chunk)
@@ -290,11 +356,13 @@ class Runner:
             crc = 0
             while chunk := f.read(1 << 20):
                 crc = fmt.crc32(chunk, crc)
-        decoder = StreamDecoder(multi_stream=False)
+        # an archive of several segments is several streams: check the CRC of all they decode to
+        from .parallel import CrcSink, SerialEngine, decompress_stream
+
+        decoded = CrcSink()
         with open(archive, "rb") as f:
-            while chunk := f.read(READ_CHUNK):
-                decoder.feed(chunk)
-        if not decoder.eof or decoder.last_stream_crc != crc:
+            decompress_stream(f, decoded, self.engine() or SerialEngine())
+        if decoded.crc != crc:
             raise NNCError("verification of the new archive failed; input kept")
 
     def report(self, name: str, done_in: int, done_out: int, seconds: float) -> None:

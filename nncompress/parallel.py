@@ -1,0 +1,355 @@
+"""The parallel engine: several segments coded at once, by local processes or a Dask cluster.
+
+Segments (segments.py) are independent streams, so they can be coded anywhere in any order; the
+engine reads them in order, keeps at most `window` of them in flight (the workers, plus one being
+read), and writes the results in order.  Memory therefore stays bounded however long the input
+(stdin to stdout included), and the bytes written are those of a one-process run.
+
+Processes, not threads: the numba kernels hold the GIL.  Workers start with 'forkserver' (fork
+from a process that has started threads, numba's among them, is unsafe) and ignore SIGINT, so
+Ctrl-C reaches only the main process, which stops them and lets the caller remove its partial
+output.
+
+Memory rule: each worker holds one model (codec.model_memory: about 34 MiB at -1, 126 MiB at -6,
+470 MiB at -9) plus about 3 segments of buffers (raw input, compressed output, their copies in
+transit), plus ~150 MiB for the interpreter and the compiled kernels; the main process holds up
+to workers + 1 segments.  -T N is lowered until that fits in the memory available now.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import multiprocessing
+import os
+import signal
+
+from . import format as fmt
+from . import segments
+from .codec import model_memory
+from .format import NNCError
+from .presets import params_for_level
+
+WORKER_BASE_MEMORY = 150 << 20
+SEGMENT_BUFFERS = 3
+
+
+# -- the jobs (module level so that workers can import them) --
+
+def compress_job(data: bytes, level, params, block_size: int) -> bytes:
+    return segments.compress_segment(data, level, params, block_size)
+
+
+def decompress_job(stream: bytes, keep: bool = True):
+    """The segment's raw bytes, or when keep is False only (length, crc32): a test sends back
+    nothing it does not need."""
+    raw = segments.decompress_segment(stream)
+    return raw if keep else (len(raw), fmt.crc32(raw))
+
+
+# -- sizing --
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def available_memory() -> int | None:
+    """Bytes the kernel says can be allocated without swapping (None if unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) << 10
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def worker_memory(params, segment_size: int) -> int:
+    return model_memory(params) + SEGMENT_BUFFERS * segment_size + WORKER_BASE_MEMORY
+
+
+def plan_workers(requested: int, params, segment_size: int, available: int | None = None) -> int:
+    """-T N as it can run here: 0 means every core; capped so N workers fit in memory."""
+    if requested < 0:
+        raise ValueError("the number of threads must be >= 0")
+    workers = requested or cpu_count()
+    if available is None:
+        available = available_memory()
+    if available is not None:
+        per_worker = worker_memory(params, segment_size) + segment_size  # + its share in the main process
+        workers = min(workers, max(1, available // per_worker))
+    return max(1, workers)
+
+
+# -- engines: anything with submit(fn, *args) -> future, cancel(futures), slots, close() --
+
+class SerialEngine:
+    """Runs each job in this process when it is submitted (-T 1 with the segment-aware paths)."""
+
+    slots = 1
+
+    def submit(self, fn, *args):
+        future = cf.Future()
+        try:
+            future.set_result(fn(*args))
+        except Exception as exc:  # noqa: BLE001 - handed to whoever asks for the result
+            future.set_exception(exc)
+        return future
+
+    def cancel(self, futures) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class LocalEngine:
+    """A pool of `workers` processes, started on first use."""
+
+    def __init__(self, workers: int):
+        self.slots = workers
+        self._pool = None
+
+    def submit(self, fn, *args):
+        if self._pool is None:
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            self._pool = cf.ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context(method),
+                                                initializer=_ignore_sigint)
+        return self._pool.submit(fn, *args)
+
+    def cancel(self, futures) -> None:
+        for future in futures:
+            future.cancel()
+
+    def close(self, abort: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not abort:
+            pool.shutdown(wait=True)
+            return
+        # interrupted or failed: don't wait for segments nobody will write
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(5)
+
+
+def make_engine(threads: int = 1, client=None, *, params=None, segment_size=None):
+    """The engine for -T threads or a distributed.Client (which wins)."""
+    if client is not None:
+        from .cluster import DaskEngine
+
+        return DaskEngine(client)
+    workers = plan_workers(threads, params or params_for_level(6),
+                           segment_size or segments.DEFAULT_SEGMENT_SIZE)
+    return SerialEngine() if workers == 1 else LocalEngine(workers)
+
+
+def close_engine(engine, abort: bool = False) -> None:
+    if isinstance(engine, LocalEngine):
+        engine.close(abort)
+    else:
+        engine.close()
+
+
+# -- the ordered pipeline --
+
+def ordered_futures(engine, fn, jobs):
+    """Yield the future of fn(*job) for each job, in order, with at most engine.slots + 1 jobs in
+    flight; the caller takes each result (or its exception) before asking for the next."""
+    window = engine.slots + 1
+    pending = collections.deque()
+    try:
+        for job in jobs:
+            pending.append(engine.submit(fn, *job))
+            if len(pending) >= window:
+                yield pending.popleft()
+        while pending:
+            yield pending.popleft()
+    finally:
+        if pending:
+            engine.cancel(list(pending))
+
+
+def _write_all(sink, data) -> None:
+    view = memoryview(data)
+    while view:
+        count = sink.write(view)
+        if count is None:
+            return
+        if not count:
+            raise OSError("write made no progress")
+        view = view[count:]
+
+
+def compress_stream(source, sink, engine, *, level, params=None, block_size=fmt.DEFAULT_BLOCK_SIZE,
+                    segment_size=segments.DEFAULT_SEGMENT_SIZE, progress=None) -> tuple[int, int]:
+    """Compress the binary file object source into sink; returns (bytes read, bytes written)."""
+    segments.check_segment_size(segment_size)
+    if segment_size is None:
+        raise ValueError("parallel compression needs a segment size")
+    read = written = 0
+    pieces = segments.read_segments(source, segment_size)
+    first = next(pieces)
+    second = next(pieces, None)
+    if second is None:  # one segment: no worker to start, no data to ship
+        engine = SerialEngine()
+        jobs = [(first, level, params, block_size)]
+    else:
+        def all_pieces():
+            yield first
+            yield second
+            yield from pieces
+        jobs = ((piece, level, params, block_size) for piece in all_pieces())
+    sizes = collections.deque()
+
+    def tracked():
+        for job in jobs:
+            sizes.append(len(job[0]))
+            yield job
+
+    for future in ordered_futures(engine, compress_job, tracked()):
+        out = future.result()
+        raw = sizes.popleft()
+        read += raw
+        _write_all(sink, out)
+        written += len(out)
+        if progress:
+            progress(raw)
+    return read, written
+
+
+def decompress_stream(source, sink, engine, *, verify_all: bool = False, progress=None) -> tuple[int, int]:
+    """Decompress the archive read from source into sink (None: only check it).
+
+    verify_all (for -t): a damaged segment does not stop the check; every damaged segment is
+    named in the NNCError raised at the end, after all the others were verified."""
+    read = written = 0
+    keep = sink is not None
+    damaged = []
+    pieces = segments.split_streams(source, recover=verify_all)
+    held = collections.deque()
+
+    def jobs():
+        try:
+            for piece in pieces:
+                held.append(piece)
+                yield piece.data, keep  # None (framing known bad) comes back as None
+        except NNCError as exc:
+            raise _BadFraming(exc) from None
+
+    futures = ordered_futures(engine, _decode_or_none, jobs())
+    total = 0
+    while True:
+        try:
+            future = next(futures)
+        except StopIteration:
+            break
+        except _BadFraming as exc:
+            raise exc.error from None
+        try:
+            out = future.result()
+        except NNCError as exc:
+            piece = held.popleft()
+            message = f"segment {piece.index} (at byte {piece.offset} of the archive): {exc}"
+            if not verify_all:
+                futures.close()
+                raise NNCError(message) from None
+            damaged.append((message, str(exc)))
+            total += 1
+            read += len(piece.data or b"")
+            continue
+        piece = held.popleft()
+        total += 1
+        if piece.data is None:
+            damaged.append((f"segment {piece.index} (at byte {piece.offset} of the archive): {piece.error}",
+                            piece.error))
+            continue
+        read += len(piece.data)
+        size = len(out) if keep else out[0]
+        if keep:
+            _write_all(sink, out)
+        written += size
+        if progress:
+            progress(len(piece.data))
+    if damaged:
+        if total == 1:  # a one-segment archive: the message it always had
+            raise NNCError(damaged[0][1])
+        good = total - len(damaged)
+        raise NNCError(f"{len(damaged)} of {total} segments damaged ({good} verified): "
+                       + "; ".join(message for message, _ in damaged))
+    return read, written
+
+
+class _BadFraming(Exception):
+    """split_streams refused the archive (its message already names the segment)."""
+
+    def __init__(self, error: NNCError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _decode_or_none(stream, keep):
+    return None if stream is None else decompress_job(stream, keep)
+
+
+# -- whole buffers (the API) --
+
+def compress_bytes(data, level, *, params=None, block_size=fmt.DEFAULT_BLOCK_SIZE,
+                   segment_size=segments.DEFAULT_SEGMENT_SIZE, threads=1, client=None) -> bytes:
+    import io
+
+    if params is not None:
+        level = 0
+    sink = io.BytesIO()
+    engine = make_engine(threads, client, params=params or params_for_level(level), segment_size=segment_size)
+    aborted = True
+    try:
+        compress_stream(io.BytesIO(bytes(memoryview(data).cast("B"))), sink, engine, level=level,
+                        params=params, block_size=block_size, segment_size=segment_size)
+        aborted = False
+    finally:
+        close_engine(engine, aborted)
+    return sink.getvalue()
+
+
+def decompress_bytes(data, *, threads=1, client=None) -> bytes:
+    import io
+
+    sink = io.BytesIO()
+    engine = make_engine(threads, client)
+    aborted = True
+    try:
+        decompress_stream(io.BytesIO(bytes(data)), sink, engine)
+        aborted = False
+    finally:
+        close_engine(engine, aborted)
+    return sink.getvalue()
+
+
+class CrcSink:
+    """A sink that keeps only the CRC-32 and length of what is written (verification)."""
+
+    def __init__(self):
+        self.crc = 0
+        self.size = 0
+
+    def write(self, data) -> int:
+        self.crc = fmt.crc32(data, self.crc)
+        self.size += len(data)
+        return len(data)
