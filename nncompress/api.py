@@ -121,6 +121,8 @@ class NNCFile(io.BufferedIOBase):
             self._input_done = False
         else:
             self._compressor = NNCompressor(preset)
+        self._position = 0  # uncompressed bytes read or written so far (tell)
+        self._segment_table = None  # random access: segments.index_segments, built on first seek
         self._closed = False
 
     # -- reading --
@@ -133,7 +135,50 @@ class NNCFile(io.BufferedIOBase):
         return self._mode != "r"
 
     def seekable(self) -> bool:
-        return False
+        """Reading a seekable file: seek() decodes from the start of the segment it lands in."""
+        self._check_open()
+        return self._mode == "r" and self._fp.seekable()
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._check_mode("r")
+        if not self._fp.seekable():
+            raise io.UnsupportedOperation("the underlying file is not seekable")
+        if self._segment_table is None:
+            self._segment_table = segments.index_segments(self._fp)
+        table = self._segment_table
+        end = table[-1].raw_end
+        if whence == io.SEEK_SET:
+            target = offset
+        elif whence == io.SEEK_CUR:
+            target = self._position + offset
+        elif whence == io.SEEK_END:
+            target = end + offset
+        else:
+            raise ValueError(f"invalid whence ({whence!r})")
+        if target < 0:
+            raise ValueError(f"negative seek position {target}")
+        target = min(target, end)
+        segment = segments.find_segment(table, target)
+        if segment is None:  # the end: nothing left to decode
+            self._restart_at(table[-1].offset + table[-1].compressed_size, end, input_done=True)
+        elif not segment.raw_start <= self._position <= target:
+            # only reading on from here, or from the target's segment start, gets there
+            self._restart_at(segment.offset, segment.raw_start)
+        while self._position < target:
+            if not self.read(min(target - self._position, 1 << 20)):
+                break
+        return self._position
+
+    def _restart_at(self, archive_offset: int, position: int, input_done: bool = False) -> None:
+        self._fp.seek(archive_offset)
+        self._decoder = StreamDecoder(multi_stream=True)
+        self._buffer = bytearray()
+        self._input_done = input_done
+        self._position = position
 
     def _fill(self, want: int) -> None:
         while not self._input_done and (want < 0 or len(self._buffer) < want):
@@ -153,6 +198,7 @@ class NNCFile(io.BufferedIOBase):
             self._fill(size)
         out = bytes(self._buffer[:size])
         del self._buffer[:size]
+        self._position += len(out)
         return out
 
     def read1(self, size: int = -1) -> bytes:
@@ -168,6 +214,7 @@ class NNCFile(io.BufferedIOBase):
         self._check_mode("w")
         view = memoryview(data).cast("B")
         self._write_out(self._compressor.compress(view))
+        self._position += len(view)
         return len(view)
 
     def _write_out(self, data: bytes) -> None:
