@@ -147,6 +147,7 @@ class Runner:
         self.status = EXIT_OK
         self._engine = None  # parallel.py engine, made on first use (a pool or a Dask client)
         self._client = None
+        self._prefetch = None  # many files: small ones sent to the workers ahead (parallel.py)
 
     # -- messages --
     def error(self, name: str, message: str) -> None:
@@ -185,6 +186,11 @@ class Runner:
             return self.status
         aborted = True
         try:
+            if len(files) > 1 and self.mode in ("compress", "decompress") and self.engine():
+                from .parallel import FilePrefetcher
+
+                self._prefetch = FilePrefetcher(self.engine(), files, self.mode, self.args.segment_size,
+                                                level=self.level)
             for name in files:
                 try:
                     self.process(name)
@@ -219,6 +225,9 @@ class Runner:
         return self._engine or None
 
     def close_engine(self, aborted: bool) -> None:
+        if self._prefetch is not None:
+            self._prefetch.close()
+            self._prefetch = None
         if self._engine:
             from .parallel import close_engine
 
@@ -322,6 +331,15 @@ class Runner:
             engine = self.engine()
             if engine is not None or self.mode == "test":
                 from . import parallel
+
+                if self._prefetch is not None and size is not None and size <= self.args.segment_size:
+                    data = source.read(self.args.segment_size + 1)
+                    out = self._prefetch.take(name, data)
+                    if out is not None:  # the whole file was done by a worker ahead of time
+                        if sink is not None:
+                            write_all(sink, out)
+                        return len(data), len(out)
+                    source = parallel.Prepended(data, source)
 
                 if self.mode == "compress":
                     return parallel.compress_stream(source, sink, engine, level=self.level,

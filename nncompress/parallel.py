@@ -26,7 +26,7 @@ import signal
 
 from . import format as fmt
 from . import segments
-from .codec import model_memory
+from .codec import StreamDecoder, model_memory
 from .format import NNCError
 from .presets import params_for_level
 
@@ -45,6 +45,14 @@ def decompress_job(stream: bytes, keep: bool = True):
     nothing it does not need."""
     raw = segments.decompress_segment(stream)
     return raw if keep else (len(raw), fmt.crc32(raw))
+
+
+def decompress_file_job(data: bytes) -> bytes:
+    """A whole (small) archive, however many segments it has."""
+    decoder = StreamDecoder(multi_stream=True)
+    out = decoder.feed(data)
+    decoder.finish()
+    return out
 
 
 # -- sizing --
@@ -353,3 +361,74 @@ class CrcSink:
         self.crc = fmt.crc32(data, self.crc)
         self.size += len(data)
         return len(data)
+
+
+class FilePrefetcher:
+    """Many small input files: whole files go to the workers ahead of the one being written.
+
+    The command line handles files one at a time (names, checks, atomic output); without this,
+    a file smaller than a segment would be one job at a time.  Files up to `limit` bytes are
+    read and submitted in command-line order, at most engine.slots + 1 ahead; take() hands back
+    a file's result only if the bytes the caller then reads are the bytes that were sent."""
+
+    def __init__(self, engine, names, mode: str, limit: int, *, level=6, params=None,
+                 block_size=fmt.DEFAULT_BLOCK_SIZE):
+        self._engine = engine
+        self._names = iter(names)
+        self._mode = mode
+        self._limit = limit
+        self._job = (compress_job, (level, params, block_size)) if mode == "compress" \
+            else (decompress_file_job, ())
+        self._ahead = collections.OrderedDict()  # name -> (data, future)
+        self._fill()
+
+    def _fill(self) -> None:
+        while len(self._ahead) <= self._engine.slots:
+            name = next(self._names, None)
+            if name is None:
+                return
+            if name == "-" or name in self._ahead:
+                continue
+            try:
+                if not os.path.isfile(name) or os.path.getsize(name) > self._limit:
+                    continue
+                with open(name, "rb") as f:
+                    data = f.read(self._limit + 1)
+            except OSError:
+                continue  # the command line reports it when it gets there
+            if len(data) > self._limit:
+                continue
+            fn, extra = self._job
+            self._ahead[name] = (data, self._engine.submit(fn, data, *extra))
+
+    def take(self, name: str, data: bytes):
+        """The job's result for this file if it was sent with exactly `data`, else None."""
+        entry = self._ahead.pop(name, None)
+        self._fill()
+        if entry is None or entry[0] != data:
+            if entry is not None:
+                self._engine.cancel([entry[1]])
+            return None
+        return entry[1].result()
+
+    def close(self) -> None:
+        self._engine.cancel([future for _, future in self._ahead.values()])
+        self._ahead.clear()
+
+
+class Prepended:
+    """A binary reader that returns `head` first, then the rest of `source`."""
+
+    def __init__(self, head: bytes, source):
+        self._head = memoryview(head)
+        self._source = source
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            if size is None or size < 0:
+                out = bytes(self._head) + self._source.read()
+                self._head = self._head[:0]
+                return out
+            out, self._head = bytes(self._head[:size]), self._head[size:]
+            return out
+        return self._source.read(size)

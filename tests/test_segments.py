@@ -286,3 +286,30 @@ def test_ctrl_c_during_parallel_run_leaves_nothing(sample_text, tmp_path):
     assert not (tmp_path / "big.nnc").exists() and not temp_files(tmp_path)
     _, alive = psutil.wait_procs(helpers, timeout=30)
     assert not alive  # no worker outlives the run
+
+
+def test_many_small_files_go_to_the_workers_whole(sample_text, tmp_path):
+    names = []
+    for i, size in enumerate([3000, 50, 0, 7000]):
+        path = tmp_path / f"f{i}.txt"
+        path.write_bytes(sample_text[i * 100 : i * 100 + size])
+        names.append(str(path))
+    assert main(["-1", "-T", "2", *names]) == 0
+    for name in names:
+        original = open(name, "rb").read()
+        assert open(name + ".nnc", "rb").read() == nncompress.compress(original, 1)
+        os.unlink(name)
+    assert main(["-d", "-T", "2", *[name + ".nnc" for name in names]]) == 0
+    assert [open(name, "rb").read() for name in names] == [sample_text[i * 100 : i * 100 + size]
+                                                          for i, size in enumerate([3000, 50, 0, 7000])]
+
+
+def test_prefetched_result_is_used_only_for_the_same_bytes(tmp_path):
+    path = tmp_path / "a"
+    path.write_bytes(b"first version " * 20)
+    prefetch = parallel.FilePrefetcher(parallel.SerialEngine(), [str(path)], "compress", 1 << 20, level=1)
+    assert prefetch.take(str(path), b"changed since") is None
+    prefetch = parallel.FilePrefetcher(parallel.SerialEngine(), [str(path)], "compress", 1 << 20, level=1)
+    assert prefetch.take(str(path), path.read_bytes()) == nncompress.compress(path.read_bytes(), 1)
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(2) == b"ab" and reader.read(5) == b"c" and reader.read() == b"def"
