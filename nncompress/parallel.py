@@ -31,6 +31,11 @@ from .format import NNCError
 from .presets import params_for_level
 
 WORKER_BASE_MEMORY = 150 << 20
+
+
+class WorkerLost(NNCError):
+    """A local worker process died (killed, or out of memory): its segment is lost, so the whole
+    output is abandoned (the command line removes what it had written)."""
 SEGMENT_BUFFERS = 3
 
 
@@ -130,6 +135,8 @@ class LocalEngine:
         self._pool = None
 
     def submit(self, fn, *args):
+        if self._pool is not None and getattr(self._pool, "_broken", False):
+            self.close(abort=True)  # a worker died in an earlier job: start afresh
         if self._pool is None:
             method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
             self._pool = cf.ProcessPoolExecutor(self.slots, mp_context=multiprocessing.get_context(method),
@@ -186,12 +193,25 @@ def ordered_futures(engine, fn, jobs):
         for job in jobs:
             pending.append(engine.submit(fn, *job))
             if len(pending) >= window:
-                yield pending.popleft()
+                yield _checked(pending.popleft())
         while pending:
-            yield pending.popleft()
+            yield _checked(pending.popleft())
     finally:
         if pending:
             engine.cancel(list(pending))
+
+
+def _checked(future):
+    """The future, once done; a worker that died surfaces as WorkerLost (an NNCError)."""
+    try:
+        future.exception()
+    except cf.CancelledError:
+        pass
+    else:
+        if isinstance(future.exception(), cf.BrokenExecutor):
+            raise WorkerLost(f"a worker process died ({future.exception()}); "
+                             "output abandoned, input kept")
+    return future
 
 
 def _write_all(sink, data) -> None:

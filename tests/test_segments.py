@@ -313,3 +313,28 @@ def test_prefetched_result_is_used_only_for_the_same_bytes(tmp_path):
     assert prefetch.take(str(path), path.read_bytes()) == nncompress.compress(path.read_bytes(), 1)
     reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
     assert reader.read(2) == b"ab" and reader.read(5) == b"c" and reader.read() == b"def"
+
+
+def test_killed_local_worker_abandons_the_output_cleanly(sample_text, tmp_path):
+    psutil = pytest.importorskip("psutil")
+    src = tmp_path / "big"
+    data = (sample_text * 4)[:80_000]
+    src.write_bytes(data)
+    proc = subprocess.Popen([sys.executable, "-m", "nncompress", "-1", "-T", "2", "--rm",
+                             "--segment-size", "4096", str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_reset_signals)
+    deadline = time.monotonic() + 240
+    while not any(os.path.getsize(tmp_path / name) for name in temp_files(tmp_path)):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+               if p.ppid() != proc.pid]  # the forkserver's children
+    assert workers
+    workers[0].kill()
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert proc.returncode == 1, err
+    assert "worker process died" in err and "Traceback" not in err, err
+    assert src.read_bytes() == data  # --rm did not run
+    assert not (tmp_path / "big.nnc").exists() and not temp_files(tmp_path)
