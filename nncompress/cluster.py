@@ -16,9 +16,11 @@ bounded too.  One thread per worker process is right: the kernels hold the GIL.
 from __future__ import annotations
 
 import os
+import warnings
 
 from . import format as fmt
 from . import parallel, segments
+from .format import NNCError
 
 ENV_VAR = "NNC_CLUSTER"
 
@@ -27,7 +29,7 @@ def _distributed():
     try:
         import distributed
     except ImportError:
-        raise RuntimeError("--cluster needs dask.distributed: pip install 'nncompress[cluster]'") from None
+        raise NNCError("--cluster needs dask.distributed: pip install 'nncompress[cluster]'") from None
     return distributed
 
 
@@ -52,8 +54,12 @@ class DaskEngine:
         self.slots = max(1, threads)
 
     def submit(self, fn, *args):
-        # pure=False: two equal segments are still two tasks (and hashing megabytes is wasted work)
-        return self.client.submit(fn, *args, pure=False)
+        # pure=False: two equal segments are still two tasks (and hashing megabytes is wasted work).
+        # The segment rides in the task on purpose (see the module docstring), so distributed's
+        # advice against large graphs does not apply.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+            return self.client.submit(fn, *args, pure=False)
 
     def cancel(self, futures) -> None:
         if futures:
