@@ -348,7 +348,11 @@ class Runner:
                 return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
                                                   verify_all=self.mode == "test", progress=update)
             if self.mode == "compress":
-                compressor = NNCompressor(self.level, segment_size=self.args.segment_size, progress=update)
+                from .segments import DEFAULT_SEGMENT_SIZE
+
+                segmenting = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
+                    {"segment_size": self.args.segment_size}
+                compressor = NNCompressor(self.level, progress=update, **segmenting)
                 while chunk := source.read(READ_CHUNK):
                     read += len(chunk)
                     out = compressor.compress(chunk)

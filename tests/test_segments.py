@@ -338,3 +338,10 @@ def test_killed_local_worker_abandons_the_output_cleanly(sample_text, tmp_path):
     assert "worker process died" in err and "Traceback" not in err, err
     assert src.read_bytes() == data  # --rm did not run
     assert not (tmp_path / "big.nnc").exists() and not temp_files(tmp_path)
+
+
+def test_segment_size_option_in_one_process(text, archive, tmp_path):
+    src = tmp_path / "doc"
+    src.write_bytes(text)
+    assert main(["-1", "--segment-size", "8K", "-o", str(tmp_path / "t1.nnc"), str(src)]) == 0
+    assert (tmp_path / "t1.nnc").read_bytes() == archive
