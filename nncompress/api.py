@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass
 
 from . import format as fmt
-from .codec import StreamDecoder, StreamEncoder
+from . import segments
+from .codec import StreamDecoder
 from .errors import NNCError
 from .format import FORMAT_VERSION
 from .model.params import ModelParams
@@ -22,50 +23,25 @@ __all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile"
 class NNCompressor:
     """Incremental compressor: compress() returns what is ready, flush() ends the stream.
 
-    Data is coded in blocks (1 MiB by default), so output appears once a block is full."""
+    Data is coded in blocks (1 MiB by default), so output appears once a block is full; every
+    segment_size bytes (16 MiB by default) a new, independent stream starts (segments.py)."""
 
     def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
-                 block_size: int = fmt.DEFAULT_BLOCK_SIZE, progress=None):
-        self._encoder = StreamEncoder(preset, params, block_size)
-        self._pending = bytearray()
-        self._started = False
-        self._finished = False
-        self._progress = progress
+                 block_size: int = fmt.DEFAULT_BLOCK_SIZE,
+                 segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None):
+        # a fresh stream (an independent segment) every segment_size bytes; None: one stream
+        self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress)
 
     def __reduce__(self):
         # like lzma: a copy would share the model's arrays with the original, and both would
         # then write archives that fail their own checksums
         raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
-    def _header_once(self) -> bytes:
-        if self._started:
-            return b""
-        self._started = True
-        return self._encoder.header()
-
     def compress(self, data) -> bytes:
-        if self._finished:
-            raise ValueError("compressor has been flushed")
-        self._pending += memoryview(data).cast("B")
-        out = bytearray(self._header_once())
-        size = self._encoder.block_size
-        start = 0
-        while len(self._pending) - start >= size:
-            out += self._encoder.block(self._pending[start : start + size], self._progress)
-            start += size
-        del self._pending[:start]
-        return bytes(out)
+        return self._segments.compress(data)
 
     def flush(self) -> bytes:
-        if self._finished:
-            raise ValueError("repeated call to flush()")
-        out = bytearray(self._header_once())
-        if self._pending:
-            out += self._encoder.block(self._pending, self._progress)
-            self._pending.clear()
-        out += self._encoder.end()
-        self._finished = True
-        return bytes(out)
+        return self._segments.flush()
 
 
 class NNDecompressor:
@@ -111,13 +87,28 @@ class NNDecompressor:
 
 
 def compress(data, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
-             block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
-    compressor = NNCompressor(preset, params=params, block_size=block_size)
+             block_size: int = fmt.DEFAULT_BLOCK_SIZE,
+             segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, threads: int = 1,
+             client=None) -> bytes:
+    """threads: segments coded at once by local processes (0: all cores); client: a
+    distributed.Client whose workers code them instead.  Neither changes the bytes."""
+    if threads != 1 or client is not None:
+        from . import parallel
+
+        return parallel.compress_bytes(data, preset, params=params, block_size=block_size,
+                                       segment_size=segment_size, threads=threads, client=client)
+    compressor = NNCompressor(preset, params=params, block_size=block_size, segment_size=segment_size)
     return compressor.compress(data) + compressor.flush()
 
 
-def decompress(data) -> bytes:
-    """Decompress one or more concatenated streams.  Raises NNCError if anything is wrong."""
+def decompress(data, *, threads: int = 1, client=None) -> bytes:
+    """Decompress one or more concatenated streams.  Raises NNCError if anything is wrong.
+
+    threads / client: decode that many segments at once, locally or on a Dask cluster."""
+    if threads != 1 or client is not None:
+        from . import parallel
+
+        return parallel.decompress_bytes(data, threads=threads, client=client)
     decoder = StreamDecoder(multi_stream=True)
     out = decoder.feed(data)
     decoder.finish()
@@ -137,17 +128,21 @@ def iter_decompress(source, *, chunk_size: int = 1 << 16, progress=None):
 
 
 def verify(archive, original) -> bool:
-    """True when the binary file `archive` holds exactly one stream, with nothing after it, that
-    decodes to the content of the binary file `original` (compared by CRC-32, as the stream
-    records it).  Raises NNCError if the archive is damaged."""
-    crc = 0
+    """True when the binary file `archive` holds one or more complete streams (one per segment),
+    with nothing after them, that decode to exactly the content of the binary file `original`
+    (compared by length and CRC-32).  Raises NNCError if the archive is damaged."""
+    crc = length = 0
     while chunk := original.read(1 << 20):
         crc = fmt.crc32(chunk, crc)
-    decoder = StreamDecoder(multi_stream=False)
-    while not decoder.eof and (chunk := archive.read(1 << 16)):
-        decoder.feed(chunk)
-    return decoder.eof and not decoder.unused_data and not archive.read(1) \
-        and decoder.last_stream_crc == crc
+        length += len(chunk)
+    decoder = StreamDecoder(multi_stream=True)
+    decoded_crc = decoded_length = 0
+    while chunk := archive.read(1 << 16):
+        out = decoder.feed(chunk)
+        decoded_crc = fmt.crc32(out, decoded_crc)
+        decoded_length += len(out)
+    decoder.finish()
+    return decoded_length == length and decoded_crc == crc
 
 
 @dataclass(frozen=True)
@@ -209,6 +204,8 @@ class NNCFile(io.BufferedIOBase):
             self._close_fp = False
         else:
             raise TypeError("filename must be a path or a file object")
+        self._position = 0  # uncompressed bytes read or written so far (tell)
+        self._segment_table = None  # random access: segments.index_segments, built on first seek
         self._closed = False
 
     # -- reading --
@@ -221,7 +218,50 @@ class NNCFile(io.BufferedIOBase):
         return self._mode != "r"
 
     def seekable(self) -> bool:
-        return False
+        """Reading a seekable file: seek() decodes from the start of the segment it lands in."""
+        self._check_open()
+        return self._mode == "r" and self._fp.seekable()
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._check_mode("r")
+        if not self._fp.seekable():
+            raise io.UnsupportedOperation("the underlying file is not seekable")
+        if self._segment_table is None:
+            self._segment_table = segments.index_segments(self._fp)
+        table = self._segment_table
+        end = table[-1].raw_end
+        if whence == io.SEEK_SET:
+            target = offset
+        elif whence == io.SEEK_CUR:
+            target = self._position + offset
+        elif whence == io.SEEK_END:
+            target = end + offset
+        else:
+            raise ValueError(f"invalid whence ({whence!r})")
+        if target < 0:
+            raise ValueError(f"negative seek position {target}")
+        target = min(target, end)
+        segment = segments.find_segment(table, target)
+        if segment is None:  # the end: nothing left to decode
+            self._restart_at(table[-1].offset + table[-1].compressed_size, end, input_done=True)
+        elif not segment.raw_start <= self._position <= target:
+            # only reading on from here, or from the target's segment start, gets there
+            self._restart_at(segment.offset, segment.raw_start)
+        while self._position < target:
+            if not self.read(min(target - self._position, 1 << 20)):
+                break
+        return self._position
+
+    def _restart_at(self, archive_offset: int, position: int, input_done: bool = False) -> None:
+        self._fp.seek(archive_offset)
+        self._decoder = StreamDecoder(multi_stream=True)
+        self._buffer = bytearray()
+        self._input_done = input_done
+        self._position = position
 
     def _fill(self, want: int) -> None:
         """Decode until the buffer holds want bytes (-1: everything), reading input as needed;
@@ -250,6 +290,7 @@ class NNCFile(io.BufferedIOBase):
             self._fill(size)
         out = bytes(self._buffer[:size])
         del self._buffer[:size]
+        self._position += len(out)
         return out
 
     def read1(self, size: int = -1) -> bytes:
@@ -265,6 +306,7 @@ class NNCFile(io.BufferedIOBase):
         self._check_mode("w")
         view = memoryview(data).cast("B")
         self._write_out(self._compressor.compress(view))
+        self._position += len(view)
         return len(view)
 
     def _write_out(self, data: bytes) -> None:

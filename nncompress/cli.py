@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "higher is smaller and slower. Four models: 1-2, 3-5, 6-8 and 9 "
                              "(levels within a group are the same model)")
     parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
+    add_parallel_options(parser)
     parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")
     verbosity = parser.add_mutually_exclusive_group()
     verbosity.add_argument("-v", "--verbose", action="store_true", help="report sizes and speed")
@@ -176,11 +177,11 @@ def kernels_cached() -> bool:
     return False
 
 
-def NNCompressor(level: int, progress=None):  # noqa: N802  (a seam tests replace, named as the API's)
+def NNCompressor(level: int, progress=None, **options):  # noqa: N802  (a seam tests replace)
     """api.NNCompressor, imported on first use."""
     from .api import NNCompressor as compressor
 
-    return compressor(level, progress=progress)
+    return compressor(level, progress=progress, **options)
 
 
 class _Counting:
@@ -196,6 +197,28 @@ class _Counting:
         return data
 
 
+def add_parallel_options(parser) -> None:
+    """-T, --segment-size, --cluster (issue 13: parallel.py, cluster.py, segments.py)."""
+    from .segments import DEFAULT_SEGMENT_SIZE, parse_size
+
+    group = parser.add_argument_group(
+        "parallel work",
+        "Input is cut into independent segments (a fresh model each, a small cost in size), so "
+        "segments can be coded at once and read back from any segment's start; inputs up to one "
+        "segment are unaffected.  The archive does not depend on -T or --cluster.  Memory: each "
+        "worker holds one model (about 34 MiB at -1, 126 MiB at -6, 470 MiB at -9) plus about 3 "
+        "segments, plus ~150 MiB; -T is lowered to what the available memory holds.")
+    group.add_argument("-T", "--threads", type=int, default=1, metavar="N",
+                       help="work on N segments at once in N processes, both ways (0: one per core; "
+                            "default 1)")
+    group.add_argument("--segment-size", type=parse_size, default=DEFAULT_SEGMENT_SIZE, metavar="SIZE",
+                       help=f"bytes of input per segment when compressing, e.g. 4M "
+                            f"(default {DEFAULT_SEGMENT_SIZE >> 20}M)")
+    group.add_argument("--cluster", metavar="ADDRESS",
+                       help="send segments to the workers of a Dask scheduler, e.g. tcp://host:8786 "
+                            "(default: $NNC_CLUSTER; needs nncompress[cluster])")
+
+
 class Runner:
     def __init__(self, args):
         self.args = args
@@ -203,6 +226,9 @@ class Runner:
         self.level = args.level or DEFAULT_LEVEL
         self.status = EXIT_OK
         self._announced_compile = False
+        self._engine = None  # parallel.py engine, made on first use (a pool or a Dask client)
+        self._client = None
+        self._prefetch = None  # many files: small ones sent to the workers ahead (parallel.py)
 
     # -- messages --
     def error(self, name: str, message: str) -> None:
@@ -254,25 +280,64 @@ class Runner:
         if self.mode == "list":
             self.list_files(files)
             return self.status
-        for name in files:
-            shown = STDIN_NAME if name == "-" else name
-            try:
-                self.process(name)
-            except Warn as exc:
-                self.warn(shown, str(exc))
-            except NNCError as exc:
-                self.error(shown, str(exc))
-            except OutputError as exc:
-                # named after the input being processed, and the output that failed
-                self.error(shown, f"cannot write {exc.name}: {exc}")
-            except BrokenPipeError:
-                raise
-            except MemoryError:
-                self.error(shown, f"not enough memory for level {self.level} (try a lower "
-                                  "level)" if self.mode == "compress" else "not enough memory")
-            except OSError as exc:
-                self.error(shown, exc.strerror or str(exc))
+        aborted = True
+        try:
+            if len(files) > 1 and self.mode in ("compress", "decompress") and self.engine():
+                from .parallel import FilePrefetcher
+
+                self._prefetch = FilePrefetcher(self.engine(), files, self.mode, self.args.segment_size,
+                                                level=self.level)
+            for name in files:
+                shown = STDIN_NAME if name == "-" else name
+                try:
+                    self.process(name)
+                except Warn as exc:
+                    self.warn(shown, str(exc))
+                except NNCError as exc:
+                    self.error(shown, str(exc))
+                except OutputError as exc:
+                    # named after the input being processed, and the output that failed
+                    self.error(shown, f"cannot write {exc.name}: {exc}")
+                except BrokenPipeError:
+                    raise
+                except MemoryError:
+                    self.error(shown, f"not enough memory for level {self.level} (try a lower "
+                                      "level)" if self.mode == "compress" else "not enough memory")
+                except OSError as exc:
+                    self.error(shown, exc.strerror or str(exc))
+            aborted = False
+        finally:
+            self.close_engine(aborted)
         return self.status
+
+    # -- parallel work (parallel.py) --
+    def engine(self):
+        """The engine for -T / --cluster, or None when one process does the work as before."""
+        if self._engine is None:
+            from . import cluster, parallel
+            from .presets import params_for_level
+
+            address = cluster.address_from(self.args.cluster)
+            if address:
+                self._client = cluster.connect(address)
+                self._engine = cluster.DaskEngine(self._client)
+            else:
+                workers = parallel.plan_workers(self.args.threads, params_for_level(self.level),
+                                                self.args.segment_size)
+                self._engine = parallel.LocalEngine(workers) if workers > 1 else False
+        return self._engine or None
+
+    def close_engine(self, aborted: bool) -> None:
+        if self._prefetch is not None:
+            self._prefetch.close()
+            self._prefetch = None
+        if self._engine:
+            from .parallel import close_engine
+
+            close_engine(self._engine, aborted)
+        if self._client is not None:
+            self._client.close()
+        self._engine = self._client = None
 
     def output_name(self, name: str) -> str | None:
         """Destination path, or None for standard output."""
@@ -443,10 +508,34 @@ class Runner:
                 raise OutputError(output_name, exc) from None
 
         self.announce_compile()
+        size = info.st_size if info is not None else None
+        engine = self.engine()
+        if engine is not None or self.mode == "test":
+            # segments in parallel (-T, --cluster), and -t, which checks every segment even
+            # after a damaged one (parallel.py)
+            from . import parallel
+
+            with self.progress(size, os.path.basename(name)) as update:
+                if self._prefetch is not None and size is not None and size <= self.args.segment_size:
+                    data = source.read(self.args.segment_size + 1)
+                    out = self._prefetch.take(name, data)
+                    if out is not None:  # the whole file was done by a worker ahead of time
+                        if sink is not None:
+                            put(out)
+                        return len(data), len(out)
+                    source = parallel.Prepended(data, source)
+                if self.mode == "compress":
+                    return parallel.compress_stream(source, sink, engine, level=self.level,
+                                                    segment_size=self.args.segment_size, progress=update)
+                return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
+                                                  verify_all=self.mode == "test", progress=update)
         if self.mode == "compress":
-            total = info.st_size if info is not None else None
-            with self.progress(total, os.path.basename(name)) as update:
-                compressor = NNCompressor(self.level, progress=update)
+            from .segments import DEFAULT_SEGMENT_SIZE
+
+            segmenting = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
+                {"segment_size": self.args.segment_size}
+            with self.progress(size, os.path.basename(name)) as update:
+                compressor = NNCompressor(self.level, progress=update, **segmenting)
                 while chunk := counted.read(READ_CHUNK):
                     out = compressor.compress(chunk)
                     written += len(out)

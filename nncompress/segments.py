@@ -1,0 +1,355 @@
+"""Independent segments: the unit of parallel work and of random access.
+
+A segment is one complete format-1 stream (header, blocks, trailer; a fresh model) over at most
+`segment_size` bytes of input, and a multi-segment archive is just the segments' streams written
+one after another.  Nothing new is stored:
+
+* every nncompress release decodes such an archive already (the format has always decoded
+  concatenated streams in sequence), so the format version stays 1;
+* an input no larger than one segment gives exactly the bytes it always gave;
+* the framing is the index.  A header carries its own checksum and every block frame gives its
+  compressed and raw length, so a reader finds each segment's start (in the archive and in the
+  output) by hopping from frame to frame, reading ~20 bytes per block (1 MiB of input) and
+  decoding nothing.  An index written after the last segment (zstd's seekable format) would save
+  those hops but would be garbage to today's decoder, could not be written when streaming to a
+  pipe without buffering, and would be one more thing that can be damaged.
+
+The cut points depend only on the input and `segment_size`, never on how many processes or
+machines do the work, so the archive bytes do not either.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from . import format as fmt
+from .codec import StreamDecoder, StreamEncoder
+from .format import NeedMoreData, NNCError
+
+# bench/SCALE.md: a segment's cold start costs a roughly fixed ~9 KB (level 1) to ~12 KB
+# (level 6) of output, so 16 MiB segments cost ~0.2% (level 1) to ~0.45% (level 6) against one
+# segment; 4 MiB measured 1.24% at level 6, above the 1% the issue allows.
+DEFAULT_SEGMENT_SIZE = 16 << 20
+MIN_SEGMENT_SIZE = 1 << 12
+READ_CHUNK = 1 << 20
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """'4M', '16MiB', '512k', '1048576' -> bytes (binary multiples, as xz and zstd take them)."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"not a size: {text!r} (e.g. 4M, 16MiB, 65536)")
+    number, unit = int(match.group(1)), match.group(2).lower()
+    return number << (10 * " kmgt".index(unit or " ")) if unit else number
+
+
+def check_segment_size(size: int | None) -> int | None:
+    if size is not None and size < MIN_SEGMENT_SIZE:
+        raise ValueError(f"segment size must be at least {MIN_SEGMENT_SIZE} bytes")
+    return size
+
+
+class SegmentedCompressor:
+    """compress()/flush() like NNCompressor, starting a fresh stream every segment_size bytes.
+
+    segment_size None: one stream however long the input (the behaviour before segments)."""
+
+    def __init__(self, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE,
+                 segment_size: int | None = DEFAULT_SEGMENT_SIZE, progress=None):
+        self._new_encoder = lambda: StreamEncoder(level, params, block_size)
+        self._encoder = self._new_encoder()  # made now so bad parameters fail at once
+        self._block_size = block_size
+        self._segment_size = check_segment_size(segment_size)
+        self._progress = progress
+        self._header_written = False
+        self._in_segment = 0
+        self._pending = bytearray()
+        self._finished = False
+        self.segments = 0  # completed segments
+
+    def _header_once(self) -> bytes:
+        if self._header_written:
+            return b""
+        self._header_written = True
+        return self._encoder.header()
+
+    def _next_segment(self) -> bytes:
+        end = self._encoder.end()
+        self.segments += 1
+        self._encoder = None  # let the finished model go before the next one is allocated
+        self._encoder = self._new_encoder()
+        self._header_written = False
+        self._in_segment = 0
+        return end
+
+    def compress(self, data) -> bytes:
+        if self._finished:
+            raise ValueError("compressor has been flushed")
+        self._pending += memoryview(data).cast("B")
+        out = bytearray()
+        start = 0
+        while True:
+            available = len(self._pending) - start
+            if self._segment_size and self._in_segment == self._segment_size:
+                if not available:
+                    break  # the next segment starts only if more input comes
+                out += self._next_segment()
+            take = self._block_size
+            if self._segment_size:
+                take = min(take, self._segment_size - self._in_segment)
+            if available < take:
+                break
+            out += self._header_once()
+            out += self._encoder.block(self._pending[start : start + take], self._progress)
+            start += take
+            self._in_segment += take
+        del self._pending[:start]
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        if self._finished:
+            raise ValueError("repeated call to flush()")
+        out = bytearray(self._header_once())
+        if self._pending:
+            out += self._encoder.block(self._pending, self._progress)
+            self._pending.clear()
+        out += self._encoder.end()
+        self.segments += 1
+        self._finished = True
+        return bytes(out)
+
+
+def compress_segment(data: bytes, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
+    """One segment's stream: what SegmentedCompressor writes for these bytes of input."""
+    compressor = SegmentedCompressor(level, params, block_size, segment_size=None)
+    return compressor.compress(data) + compressor.flush()
+
+
+def decompress_segment(stream: bytes) -> bytes:
+    """The raw bytes of exactly one stream (anything before its end, or after it, is an error)."""
+    decoder = StreamDecoder(multi_stream=False)
+    out = decoder.feed(stream)
+    if not decoder.eof:
+        raise NNCError("compressed data ended before the end of the stream (truncated)")
+    if decoder.unused_data:
+        raise NNCError("trailing data after the end of the compressed stream")
+    return out
+
+
+def read_segments(source, segment_size: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:
+    """Cut a binary file object into segment_size pieces (the last may be shorter).
+
+    Empty input yields one empty piece: an empty file still becomes a (tiny) archive."""
+    first = True
+    while True:
+        piece = bytearray()
+        while len(piece) < segment_size:
+            data = source.read(min(chunk, segment_size - len(piece)))
+            if not data:
+                break
+            piece += data
+        if piece or first:
+            yield bytes(piece)
+        if len(piece) < segment_size:
+            return
+        first = False
+
+
+@dataclass
+class StreamPiece:
+    """One segment's compressed bytes as cut from an archive; data is None if its framing is bad."""
+    index: int
+    offset: int  # where it starts in the archive
+    data: bytes | None
+    error: str | None = None
+
+
+def _walk_stream(buf, pos: int) -> int:
+    """End of the stream that starts at buf[pos]; raises NeedMoreData or NNCError."""
+    header, pos = fmt.parse_header(buf, pos)
+    raw = 0
+    while True:
+        frame, pos = fmt.parse_block_frame(buf, pos, header.block_size)
+        if frame.raw_len == 0:
+            break
+        if pos + frame.payload_len > len(buf):
+            raise NeedMoreData
+        pos += frame.payload_len
+        raw += frame.raw_len
+    total_len, _crc, pos = fmt.parse_trailer(buf, pos)
+    if total_len != raw:
+        raise NNCError("corrupt archive: trailer length does not match the blocks")
+    return pos
+
+
+def _find_header(buf, start: int) -> int | None:
+    """Next position >= start where a checksum-correct header begins (None: not in buf yet)."""
+    pos = start
+    while True:
+        pos = buf.find(fmt.MAGIC, pos)
+        if pos < 0:
+            return None
+        try:
+            fmt.parse_header(buf, pos)
+            return pos
+        except NeedMoreData:
+            return pos  # can't tell yet; the caller reads more and tries again
+        except NNCError:
+            pos += 1
+
+
+def split_streams(source, *, recover: bool = False, chunk: int = READ_CHUNK) -> Iterator[StreamPiece]:
+    """Cut the archive read from a binary file object into its streams without decoding them.
+
+    Holds one stream's compressed bytes at a time.  Bad framing raises NNCError naming the
+    segment, unless recover is set: then a StreamPiece with data None and the error is yielded,
+    and the search goes on at the next checksum-correct header (so `-t` can still check the
+    segments after a damaged one)."""
+    buf = bytearray()
+    base = 0  # archive offset of buf[0]
+    at_eof = False
+    index = 0
+
+    def more() -> bool:
+        nonlocal at_eof
+        if at_eof:
+            return False
+        data = source.read(chunk)
+        if not data:
+            at_eof = True
+            return False
+        buf.extend(data)
+        return True
+
+    while buf or more():
+        try:
+            end = _walk_stream(buf, 0)
+        except NeedMoreData:
+            if more():
+                continue
+            problem = "compressed data ended before the end of the stream (truncated)"
+        except NNCError as exc:
+            problem = str(exc)
+            if index and not buf.startswith(fmt.MAGIC):
+                problem = "trailing garbage after the compressed stream"
+        else:
+            yield StreamPiece(index, base, bytes(buf[:end]))
+            del buf[:end]
+            base += end
+            index += 1
+            continue
+        if not recover:
+            raise NNCError(f"segment {index} (at byte {base} of the archive): {problem}")
+        # skip to the next header that checks out; the bytes before it are the damaged segment
+        while True:
+            found = _find_header(buf, 1)
+            if found is not None:
+                try:
+                    fmt.parse_header(buf, found)
+                except NeedMoreData:
+                    if more():
+                        continue
+                    found = None
+            if found is not None or not more():
+                break
+        yield StreamPiece(index, base, None, problem)
+        index += 1
+        cut = len(buf) if found is None else found
+        del buf[:cut]
+        base += cut
+    if not index:
+        raise NNCError("no compressed data (empty input)")
+
+
+@dataclass(frozen=True)
+class SegmentEntry:
+    """Where one segment lies in the archive (offset, compressed_size) and in the output."""
+    index: int
+    offset: int
+    compressed_size: int
+    raw_start: int
+    raw_size: int
+    blocks: int
+    header: fmt.Header
+
+    @property
+    def raw_end(self) -> int:
+        return self.raw_start + self.raw_size
+
+
+def _read_at(fp, offset: int, size: int) -> bytes:
+    fp.seek(offset)
+    return fp.read(size)
+
+
+def index_segments(fp) -> list[SegmentEntry]:
+    """The segment table of a seekable archive, from its framing alone (payloads are skipped).
+
+    Reads a few dozen bytes per block; the file position is left undefined."""
+    fp.seek(0, 2)
+    length = fp.tell()
+    entries = []
+    offset = raw_start = 0
+    while offset < length:
+        want = 1024
+        while True:
+            head = _read_at(fp, offset, want)
+            try:
+                header, pos = fmt.parse_header(head, 0)
+                break
+            except NeedMoreData:
+                if len(head) < want:
+                    raise NNCError(f"segment {len(entries)}: compressed data ended inside the header "
+                                   "(truncated)") from None
+                want *= 2
+            except NNCError as exc:
+                if entries:
+                    raise NNCError("trailing garbage after the compressed stream") from None
+                raise NNCError(f"segment 0: {exc}") from None
+        pos += offset
+        raw = blocks = 0
+        while True:
+            frame_bytes = _read_at(fp, pos, 32)
+            try:
+                frame, used = fmt.parse_block_frame(frame_bytes, 0, header.block_size)
+                if frame.raw_len == 0:
+                    total, _crc, used = fmt.parse_trailer(frame_bytes, used)
+            except NeedMoreData:
+                raise NNCError(f"segment {len(entries)}: compressed data ended before the end of the "
+                               "stream (truncated)") from None
+            except NNCError as exc:
+                raise NNCError(f"segment {len(entries)}: {exc}") from None
+            pos += used
+            if frame.raw_len == 0:
+                break
+            pos += frame.payload_len
+            if pos > length:
+                raise NNCError(f"segment {len(entries)}: compressed data ended before the end of "
+                               "the stream (truncated)")
+            raw += frame.raw_len
+            blocks += 1
+        if total != raw:
+            raise NNCError(f"segment {len(entries)}: corrupt archive: trailer length does not match "
+                           "the blocks")
+        entries.append(SegmentEntry(len(entries), offset, pos - offset, raw_start, raw, blocks, header))
+        raw_start += raw
+        offset = pos
+    if not entries:
+        raise NNCError("no compressed data (empty input)")
+    return entries
+
+
+def find_segment(entries: list[SegmentEntry], position: int) -> SegmentEntry | None:
+    """The segment holding output byte `position` (None: at or past the end)."""
+    low, high = 0, len(entries)
+    while low < high:
+        middle = (low + high) // 2
+        if entries[middle].raw_end <= position:
+            low = middle + 1
+        else:
+            high = middle
+    return entries[low] if low < len(entries) else None

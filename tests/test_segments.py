@@ -1,0 +1,347 @@
+"""Independent segments (issue 13): layout, old-decoder compatibility, random access, -T N,
+damage reporting, and interruptions of a parallel run that must leave nothing behind."""
+
+import errno
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import nncompress
+from nncompress import api, parallel, segments
+from nncompress.cli import main
+from nncompress.codec import StreamDecoder, StreamEncoder
+from nncompress.format import NNCError
+
+SEG = 8192
+
+
+@pytest.fixture(scope="module")
+def text(sample_text):
+    return sample_text[:20_000] + sample_text[:16_000]  # 36,000 bytes: 4 full segments and a short one
+
+
+@pytest.fixture(scope="module")
+def archive(text):
+    return nncompress.compress(text, 1, segment_size=SEG)
+
+
+def one_stream(data, level=1, block_size=1 << 20):
+    """The single stream compress() wrote before segments existed (StreamEncoder directly)."""
+    encoder = StreamEncoder(level, block_size=block_size)
+    out = bytearray(encoder.header())
+    for start in range(0, len(data), block_size):
+        out += encoder.block(data[start : start + block_size])
+    return bytes(out + encoder.end())
+
+
+def temp_files(directory):
+    return [name for name in os.listdir(directory) if name.startswith(".nnc-")]
+
+
+# -- layout --
+
+def test_input_up_to_one_segment_is_unchanged(text):
+    assert nncompress.compress(text[:SEG], 1, segment_size=SEG) == one_stream(text[:SEG])
+    assert nncompress.compress(text, 1) == one_stream(text)  # below the default segment size
+    assert nncompress.compress(b"", 1, segment_size=SEG) == one_stream(b"")
+
+
+def test_segments_are_independent_streams_back_to_back(text, archive):
+    pieces = [text[i : i + SEG] for i in range(0, len(text), SEG)]
+    assert archive == b"".join(one_stream(piece) for piece in pieces)
+    exact = text[: 3 * SEG]  # an exact multiple: three segments, no empty fourth
+    assert nncompress.compress(exact, 1, segment_size=SEG) == b"".join(one_stream(p) for p in pieces[:3])
+
+
+def test_blocks_restart_at_each_segment(text):
+    blob = nncompress.compress(text, 1, block_size=3000, segment_size=SEG)
+    table = segments.index_segments(io.BytesIO(blob))
+    assert [entry.blocks for entry in table] == [3, 3, 3, 3, 2]  # 8192 = 3000 + 3000 + 2192
+    assert nncompress.decompress(blob) == text
+
+
+def test_streaming_compressor_matches_one_shot(text, archive):
+    compressor = api.NNCompressor(1, segment_size=SEG)
+    out = bytearray()
+    for start in range(0, len(text), 1000):
+        out += compressor.compress(text[start : start + 1000])
+    out += compressor.flush()
+    assert bytes(out) == archive
+
+
+def test_old_single_process_decoder_reads_segmented_archives(text, archive, tmp_path):
+    decoder = StreamDecoder(multi_stream=True)  # the decoder format 1 always had
+    out = bytearray()
+    for start in range(0, len(archive), 777):
+        out += decoder.feed(archive[start : start + 777])
+    decoder.finish()
+    assert bytes(out) == text and decoder.streams == 5
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(archive)
+    assert main(["-d", str(path)]) == 0  # -T 1: the block-streaming path
+    assert (tmp_path / "doc").read_bytes() == text
+
+
+def test_list_shows_each_segment(archive, tmp_path, capsys):
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(archive)
+    assert main(["-l", "--json", str(path)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["uncompressed"] for row in rows] == [SEG] * 4 + [36_000 - 4 * SEG]
+    assert sum(row["compressed"] for row in rows) == len(archive)
+
+
+def test_segment_index(text, archive):
+    table = segments.index_segments(io.BytesIO(archive))
+    assert [(e.raw_start, e.raw_size) for e in table] == [(i * SEG, min(SEG, 36_000 - i * SEG))
+                                                          for i in range(5)]
+    for entry in table:
+        stream = archive[entry.offset : entry.offset + entry.compressed_size]
+        assert segments.decompress_segment(stream) == text[entry.raw_start : entry.raw_end]
+    assert segments.find_segment(table, 0) is table[0]
+    assert segments.find_segment(table, SEG) is table[1]
+    assert segments.find_segment(table, 36_000) is None
+    with pytest.raises(NNCError, match="truncated"):
+        segments.index_segments(io.BytesIO(archive[:-3]))
+    with pytest.raises(NNCError, match="trailing garbage"):
+        segments.index_segments(io.BytesIO(archive + b"junk"))
+
+
+def test_size_option_parsing():
+    assert segments.parse_size("4M") == 4 << 20
+    assert segments.parse_size("16MiB") == 16 << 20
+    assert segments.parse_size("512k") == 512 << 10
+    assert segments.parse_size("65536") == 65536
+    with pytest.raises(ValueError):
+        segments.parse_size("lots")
+    with pytest.raises(ValueError):
+        api.NNCompressor(1, segment_size=100)
+
+
+# -- random access --
+
+def test_seek_and_tell(text, archive):
+    with nncompress.open(io.BytesIO(archive)) as f:
+        assert f.seekable() and f.tell() == 0
+        assert f.read(10) == text[:10] and f.tell() == 10
+        for target in (30_000, 5, SEG - 1, SEG, 2 * SEG + 17, 35_999, 17_000):
+            assert f.seek(target) == target
+            assert f.read(300) == text[target : target + 300]
+            assert f.tell() == min(target + 300, 36_000)
+        assert f.seek(-100, io.SEEK_END) == 35_900 and f.read() == text[-100:]
+        assert f.seek(50_000) == 36_000 and f.read() == b""
+        f.seek(100)
+        assert f.seek(-50, io.SEEK_CUR) == 50 and f.read(10) == text[50:60]
+        with pytest.raises(ValueError):
+            f.seek(-1)
+
+
+def test_seek_decodes_only_the_target_segment(text, archive):
+    """Segment 0 is damaged; reading from segment 2 never touches it."""
+    damaged = bytearray(archive)
+    damaged[200] ^= 0xFF  # inside segment 0's payload
+    with nncompress.open(io.BytesIO(bytes(damaged))) as f:
+        f.seek(2 * SEG + 5)
+        assert f.read(SEG) == text[2 * SEG + 5 : 3 * SEG + 5]
+        with pytest.raises(NNCError):  # (a lazy decoder may only notice on the read)
+            f.seek(10)
+            f.read()
+
+
+def test_seek_needs_a_seekable_file(archive):
+    class Pipe(io.RawIOBase):
+        def __init__(self, data):
+            self.data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self.data.readinto(b)
+
+    with nncompress.open(Pipe(archive)) as f:
+        assert not f.seekable()
+        with pytest.raises(io.UnsupportedOperation):
+            f.seek(10)
+
+
+# -- damage --
+
+def test_damaged_segment_is_named_and_the_others_verify(text, archive, tmp_path, capsys):
+    table = segments.index_segments(io.BytesIO(archive))
+    damaged = bytearray(archive)
+    damaged[table[2].offset + table[2].compressed_size // 2] ^= 0x55  # a payload byte of segment 2
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(bytes(damaged))
+    assert main(["-t", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 5 segments damaged (4 verified)" in err
+    assert f"segment 2 (at byte {table[2].offset} of the archive)" in err
+    assert "segment 0 " not in err and "segment 3 " not in err
+
+
+def test_damaged_framing_resyncs_at_the_next_segment(archive, tmp_path, capsys):
+    table = segments.index_segments(io.BytesIO(archive))
+    damaged = bytearray(archive)
+    damaged[table[1].offset + 5] ^= 0x01  # segment 1's header (its checksum no longer matches)
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(bytes(damaged))
+    assert main(["-t", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 5 segments damaged (4 verified)" in err and "segment 1 " in err, err
+    with pytest.raises(NNCError, match="segment 1"):
+        list(segments.split_streams(io.BytesIO(bytes(damaged))))
+
+
+def test_one_segment_archive_keeps_its_error_messages(tmp_path, capsys):
+    path = tmp_path / "x.nnc"
+    path.write_bytes(nncompress.compress(b"hello world" * 50, 1)[:-2])
+    assert main(["-t", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "truncated" in err and "segments damaged" not in err
+
+
+# -- -T N --
+
+def test_threads_write_the_same_bytes_both_ways(text, archive, tmp_path):
+    src = tmp_path / "doc"
+    src.write_bytes(text)
+    assert main(["-1", "-T", "2", "--segment-size", str(SEG), "-o", str(tmp_path / "t2.nnc"), str(src)]) == 0
+    assert (tmp_path / "t2.nnc").read_bytes() == archive
+    assert main(["-d", "-T", "2", "-o", str(tmp_path / "back"), str(tmp_path / "t2.nnc")]) == 0
+    assert (tmp_path / "back").read_bytes() == text
+    assert main(["-t", "-T", "0", str(tmp_path / "t2.nnc")]) == 0
+
+
+def test_threads_capped_by_memory():
+    from nncompress.presets import params_for_level
+
+    params = params_for_level(9)
+    need = parallel.worker_memory(params, 1 << 24) + (1 << 24)
+    assert parallel.plan_workers(8, params, 1 << 24, available=3 * need + 1) == 3
+    assert parallel.plan_workers(8, params, 1 << 24, available=10) == 1
+    assert parallel.plan_workers(2, params, 1 << 24, available=1 << 50) == 2
+    assert parallel.plan_workers(0, params, 1 << 24, available=1 << 50) == parallel.cpu_count()
+
+
+def test_threads_api_round_trip(text, archive):
+    assert nncompress.compress(text, 1, segment_size=SEG, threads=2) == archive
+    assert nncompress.decompress(archive, threads=2) == text
+
+
+# -- interruptions: nothing partial left, nothing lost --
+
+def test_full_disk_during_parallel_run_leaves_nothing(text, tmp_path, monkeypatch, capsys):
+    src = tmp_path / "doc"
+    src.write_bytes(text)
+    real_write = parallel._write_all
+    calls = []
+
+    def write_then_fill_up(sink, data):
+        calls.append(len(data))
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_write(sink, data)
+
+    monkeypatch.setattr(parallel, "_write_all", write_then_fill_up)
+    assert main(["-1", "-T", "2", "--rm", "--segment-size", str(SEG), str(src)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert src.read_bytes() == text  # --rm did not run
+    assert not (tmp_path / "doc.nnc").exists() and not temp_files(tmp_path)
+
+
+def _reset_signals():
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def test_ctrl_c_during_parallel_run_leaves_nothing(sample_text, tmp_path):
+    psutil = pytest.importorskip("psutil")
+    src = tmp_path / "big"
+    data = (sample_text * 4)[:80_000]
+    src.write_bytes(data)
+    proc = subprocess.Popen([sys.executable, "-m", "nncompress", "-1", "-T", "2", "--segment-size", "4096",
+                             str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_reset_signals)
+    deadline = time.monotonic() + 240
+    while not any(os.path.getsize(tmp_path / name) for name in temp_files(tmp_path)):
+        # segments are being written: workers are busy with the next ones
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    helpers = psutil.Process(proc.pid).children(recursive=True)
+    assert helpers  # the forkserver and its workers
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert src.read_bytes() == data
+    assert not (tmp_path / "big.nnc").exists() and not temp_files(tmp_path)
+    _, alive = psutil.wait_procs(helpers, timeout=30)
+    assert not alive  # no worker outlives the run
+
+
+def test_many_small_files_go_to_the_workers_whole(sample_text, tmp_path):
+    names = []
+    for i, size in enumerate([3000, 50, 0, 7000]):
+        path = tmp_path / f"f{i}.txt"
+        path.write_bytes(sample_text[i * 100 : i * 100 + size])
+        names.append(str(path))
+    assert main(["-1", "-T", "2", *names]) == 0
+    for name in names:
+        original = open(name, "rb").read()
+        assert open(name + ".nnc", "rb").read() == nncompress.compress(original, 1)
+        os.unlink(name)
+    assert main(["-d", "-T", "2", *[name + ".nnc" for name in names]]) == 0
+    assert [open(name, "rb").read() for name in names] == [sample_text[i * 100 : i * 100 + size]
+                                                          for i, size in enumerate([3000, 50, 0, 7000])]
+
+
+def test_prefetched_result_is_used_only_for_the_same_bytes(tmp_path):
+    path = tmp_path / "a"
+    path.write_bytes(b"first version " * 20)
+    prefetch = parallel.FilePrefetcher(parallel.SerialEngine(), [str(path)], "compress", 1 << 20, level=1)
+    assert prefetch.take(str(path), b"changed since") is None
+    prefetch = parallel.FilePrefetcher(parallel.SerialEngine(), [str(path)], "compress", 1 << 20, level=1)
+    assert prefetch.take(str(path), path.read_bytes()) == nncompress.compress(path.read_bytes(), 1)
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(2) == b"ab" and reader.read(5) == b"c" and reader.read() == b"def"
+
+
+def test_killed_local_worker_abandons_the_output_cleanly(sample_text, tmp_path):
+    psutil = pytest.importorskip("psutil")
+    src = tmp_path / "big"
+    data = (sample_text * 4)[:80_000]
+    src.write_bytes(data)
+    proc = subprocess.Popen([sys.executable, "-m", "nncompress", "-1", "-T", "2", "--rm",
+                             "--segment-size", "4096", str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_reset_signals)
+    deadline = time.monotonic() + 240
+    while not any(os.path.getsize(tmp_path / name) for name in temp_files(tmp_path)):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+               if p.ppid() != proc.pid]  # the forkserver's children
+    assert workers
+    workers[0].kill()
+    _, err = proc.communicate(timeout=120)
+    err = err.decode()
+    assert proc.returncode == 1, err
+    assert "worker process died" in err and "Traceback" not in err, err
+    assert src.read_bytes() == data  # --rm did not run
+    assert not (tmp_path / "big.nnc").exists() and not temp_files(tmp_path)
+
+
+def test_segment_size_option_in_one_process(text, archive, tmp_path):
+    src = tmp_path / "doc"
+    src.write_bytes(text)
+    assert main(["-1", "--segment-size", "8K", "-o", str(tmp_path / "t1.nnc"), str(src)]) == 0
+    assert (tmp_path / "t1.nnc").read_bytes() == archive
