@@ -130,7 +130,8 @@ def iter_decompress(source, *, chunk_size: int = 1 << 16, progress=None):
 def verify(archive, original) -> bool:
     """True when the binary file `archive` holds one or more complete streams (one per segment),
     with nothing after them, that decode to exactly the content of the binary file `original`
-    (compared by length and CRC-32).  Raises NNCError if the archive is damaged."""
+    (compared by length and CRC-32); False for a truncated archive.  Raises NNCError if the
+    archive is damaged."""
     crc = length = 0
     while chunk := original.read(1 << 20):
         crc = fmt.crc32(chunk, crc)
@@ -141,7 +142,10 @@ def verify(archive, original) -> bool:
         out = decoder.feed(chunk)
         decoded_crc = fmt.crc32(out, decoded_crc)
         decoded_length += len(out)
-    decoder.finish()
+    try:
+        decoder.finish()
+    except NNCError:  # the archive stops inside a stream: incomplete, so not a match
+        return False
     return decoded_length == length and decoded_crc == crc
 
 

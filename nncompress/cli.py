@@ -199,7 +199,7 @@ class _Counting:
 
 def add_parallel_options(parser) -> None:
     """-T, --segment-size, --cluster (issue 13: parallel.py, cluster.py, segments.py)."""
-    from .segments import DEFAULT_SEGMENT_SIZE, parse_size
+    from .format import DEFAULT_SEGMENT_SIZE, parse_size
 
     group = parser.add_argument_group(
         "parallel work",
@@ -515,8 +515,10 @@ class Runner:
             # after a damaged one (parallel.py)
             from . import parallel
 
+            if self.mode != "compress":  # progress counts decoded bytes against the recorded size
+                size = self.original_size(source) if info is not None else None
             with self.progress(size, os.path.basename(name)) as update:
-                if self._prefetch is not None and size is not None and size <= self.args.segment_size:
+                if self._prefetch is not None and info is not None and info.st_size <= self.args.segment_size:
                     data = source.read(self.args.segment_size + 1)
                     out = self._prefetch.take(name, data)
                     if out is not None:  # the whole file was done by a worker ahead of time
@@ -530,7 +532,7 @@ class Runner:
                 return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
                                                   verify_all=self.mode == "test", progress=update)
         if self.mode == "compress":
-            from .segments import DEFAULT_SEGMENT_SIZE
+            from .format import DEFAULT_SEGMENT_SIZE
 
             segmenting = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
                 {"segment_size": self.args.segment_size}

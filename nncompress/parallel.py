@@ -313,8 +313,8 @@ def decompress_stream(source, sink, engine, *, verify_all: bool = False, progres
         if keep:
             _write_all(sink, out)
         written += size
-        if progress:
-            progress(len(piece.data))
+        if progress:  # decoded bytes: the progress total is the size the archive records
+            progress(size)
     if damaged:
         if total == 1:  # a one-segment archive: the message it always had
             raise NNCError(damaged[0][1])

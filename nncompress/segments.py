@@ -20,31 +20,16 @@ machines do the work, so the archive bytes do not either.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterator
 
 from . import format as fmt
 from .codec import StreamDecoder, StreamEncoder
-from .format import NeedMoreData, NNCError
+from .format import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE, NeedMoreData, NNCError, parse_size  # noqa: F401
 
-# bench/SCALE.md: a segment's cold start costs a roughly fixed ~9 KB (level 1) to ~12 KB
-# (level 6) of output, so 16 MiB segments cost ~0.2% (level 1) to ~0.45% (level 6) against one
-# segment; 4 MiB measured 1.24% at level 6, above the 1% the issue allows.
-DEFAULT_SEGMENT_SIZE = 16 << 20
-MIN_SEGMENT_SIZE = 1 << 12
+# the segment sizes and their parsing live with the container's other sizes (format.py), which
+# the command line can import without loading the model
 READ_CHUNK = 1 << 20
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """'4M', '16MiB', '512k', '1048576' -> bytes (binary multiples, as xz and zstd take them)."""
-    match = _SIZE.match(str(text))
-    if not match:
-        raise ValueError(f"not a size: {text!r} (e.g. 4M, 16MiB, 65536)")
-    number, unit = int(match.group(1)), match.group(2).lower()
-    return number << (10 * " kmgt".index(unit or " ")) if unit else number
 
 
 def check_segment_size(size: int | None) -> int | None:
