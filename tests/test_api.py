@@ -145,3 +145,14 @@ def test_corpus_round_trip_small_files(corpora):
     for name in ("grammar.lsp", "xargs.1", "fields.c", "cp.html"):
         data = (corpora / name).read_bytes()
         assert nncompress.decompress(nncompress.compress(data)) == data, name
+
+
+def test_large_single_block_round_trip(large_text, large_archive):
+    """One default-size block (1 MiB) of > 200 KB: the encoder predicts it in several 64 KiB
+    chunks that must form one range-coder stream the decoder reads nibble by nibble."""
+    from nncompress.format import scan
+
+    assert len(large_text) >= 200_000
+    assert scan(large_archive)[0].blocks == 1
+    assert nncompress.decompress(large_archive) == large_text
+    assert len(large_archive) < len(large_text) // 3  # it is text: a broken model cannot get here

@@ -113,3 +113,16 @@ def test_full_disk_is_a_clean_error(text_file):
                               stdout=full, capture_output=False, stderr=subprocess.PIPE)
     assert proc.returncode == 1 and b"No space left" in proc.stderr
     assert b"Traceback" not in proc.stderr
+
+
+def test_large_file_round_trip_at_level_1(tmp_path, large_text, large_archive):
+    """> 200 KB in one default-size block through the command line: the same bytes as the API,
+    and back."""
+    src = tmp_path / "large.txt"
+    src.write_bytes(large_text)
+    assert main(["-1", str(src)]) == 0
+    archive = tmp_path / "large.txt.nnc"
+    assert archive.read_bytes() == large_archive
+    src.unlink()
+    assert main(["-d", str(archive)]) == 0
+    assert src.read_bytes() == large_text
