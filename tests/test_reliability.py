@@ -499,3 +499,47 @@ def test_push_parser_holds_at_most_one_block():
     decoder.finish()
     assert out == data
     assert biggest < 1000 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 512
+
+
+# -- --rm: the input goes only after the archive was verified --------------------------------
+
+def test_cli_rm_keeps_input_when_verification_fails(tmp_path, monkeypatch, capsys):
+    """Damage the new archive between writing and verifying: --rm must keep the input."""
+    from nncompress import cli as cli_module
+
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    write = cli_module.Runner.write_atomically
+
+    def write_then_damage(self, source, destination, size, name):
+        result = write(self, source, destination, size, name)
+        blob = bytearray(open(destination, "rb").read())
+        blob[len(blob) // 2] ^= 0x40
+        with open(destination, "wb") as f:
+            f.write(blob)
+        return result
+
+    monkeypatch.setattr(cli_module.Runner, "write_atomically", write_then_damage)
+    assert main(["-1", "--rm", str(src)]) == 1
+    assert src.read_bytes() == DATA
+    err = capsys.readouterr().err
+    assert err.startswith(f"nncompress: {src}: ") and "Traceback" not in err
+
+
+def test_cli_rm_runs_the_verification(tmp_path, monkeypatch, capsys):
+    """--rm calls the verifier, and a failed verification (whatever its cause) keeps the input."""
+    from nncompress import cli as cli_module
+
+    calls = []
+
+    def failing_verify(self, archive, original):
+        calls.append((archive, original))
+        raise NNCError("verification of the new archive failed; input kept")
+
+    monkeypatch.setattr(cli_module.Runner, "verify_archive", failing_verify)
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    assert main(["-1", "--rm", str(src)]) == 1
+    assert calls == [(str(tmp_path / "a.txt.nnc"), str(src))]
+    assert src.read_bytes() == DATA
+    assert "input kept" in capsys.readouterr().err
