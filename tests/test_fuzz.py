@@ -163,16 +163,47 @@ def test_hostile_headers_with_valid_checksums(entries):
             assert out == data and bytes(blob) == archive, (field, value)
 
 
+# What damaged framing may be called (fmt.scan), and what an invalid parameter block may be called
+# (ModelParams.from_ints); anything else is a message nobody wrote on purpose.
+SCAN_ERRORS = ("not an nncompress archive", "corrupt archive", "archive format version",
+               "trailing garbage", "compressed data ended", "no compressed data")
+PARAM_ERRORS = ("model parameter block", "must be", "unknown context kind", "between 1 and",
+                "apm weights", "out of range")
+
+
 def test_listing_damaged_archives_raises_only_clean_errors(entries):
     """`nncompress -l` walks the framing without decoding (fmt.scan); the CLI reports NNCError
-    and the ValueError of an invalid parameter block as one-line errors."""
+    and the ValueError of an invalid parameter block as one-line errors.  A listing that succeeds
+    must account for every byte, and agree with the decoder whenever the decoder accepts the blob."""
     from nncompress.model.params import ModelParams
 
     rng = random.Random(11)
+    listed = refused = decoded = 0
     for _ in range(300):
-        _, blob, _ = fuzz.mutate(rng, entries, rng.randrange(len(entries)))
+        _, blob, legit = fuzz.mutate(rng, entries, rng.randrange(len(entries)))
         try:
-            for info in fmt.scan(blob):
+            infos = fmt.scan(blob)
+            for info in infos:
                 ModelParams.from_ints(list(info.header.params))
-        except (NNCError, ValueError):
-            pass
+        except NNCError as exc:
+            assert str(exc).startswith(SCAN_ERRORS), str(exc)
+            refused += 1
+            continue
+        except ValueError as exc:
+            assert any(text in str(exc) for text in PARAM_ERRORS), str(exc)
+            refused += 1
+            continue
+        listed += 1
+        assert sum(info.compressed_size for info in infos) == len(blob)
+        assert all(info.blocks >= 0 and info.raw_size >= info.blocks for info in infos)
+        if listed > 40:
+            continue  # decoding is the slow part; 40 cross-checks are plenty
+        try:
+            out = nncompress.decompress(blob)
+        except NNCError:
+            continue  # payload or checksum damage: the framing is intact, the data is not
+        decoded += 1
+        assert out in legit
+        assert sum(info.raw_size for info in infos) == len(out)
+    # the mix reaches both sides: framing damage refused, payload-only damage listed
+    assert refused >= 100 and listed >= 30 and decoded >= 5, (refused, listed, decoded)
