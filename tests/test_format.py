@@ -29,11 +29,23 @@ def test_header_round_trip_and_checksum():
         fmt.parse_header(bytes(damaged))
 
 
-def test_old_version_refused():
-    raw = bytearray(fmt.Header(fmt.FORMAT_VERSION, 6, (1,), 100).encode())
-    raw[4] = 0
-    with pytest.raises(NNCError, match="no longer supported"):
+@pytest.mark.parametrize("version, message", [
+    (fmt.FORMAT_VERSION + 1, "newer than this nncompress supports .*upgrade"),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, "newer"),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS + 1, "corrupt archive header .unknown format version"),
+    (255, "corrupt archive header .unknown format version 255"),
+    (0, "no longer supported"),
+])
+def test_other_format_versions_are_refused_by_name(version, message):
+    """The one test of version handling: whole archives reach it through parse_header."""
+    import nncompress
+
+    raw = bytearray(nncompress.compress(b"versions", 1))
+    raw[4] = version
+    with pytest.raises(NNCError, match=message):
         fmt.parse_header(bytes(raw))
+    with pytest.raises(NNCError, match=message):
+        nncompress.decompress(bytes(raw))
 
 
 def test_block_frame_limits():
