@@ -66,3 +66,43 @@ def test_model_params_round_trip():
         assert ModelParams.from_ints(params.to_ints()) == params
     with pytest.raises(ValueError):
         ModelParams.from_ints([1, 2, 3])
+
+
+def test_negative_varint_refused():
+    with pytest.raises(ValueError, match="^varints are unsigned$"):
+        fmt.put_varint(bytearray(), -1)
+
+
+def _archive(data: bytes, block_size: int) -> bytes:
+    import nncompress
+
+    return nncompress.compress(data, 1, block_size=block_size)
+
+
+def test_scan_lists_every_stream_without_decoding():
+    one, two = _archive(b"a" * 250, 100), _archive(b"second stream", 1 << 20)
+    infos = fmt.scan(one + two)
+    assert [(i.compressed_size, i.raw_size, i.blocks) for i in infos] == [
+        (len(one), 250, 3), (len(two), 13, 1)]
+    assert infos[0].crc == fmt.crc32(b"a" * 250) and infos[1].crc == fmt.crc32(b"second stream")
+    assert infos[0].header.block_size == 100 and infos[1].header.level == 1
+    empty = _archive(b"", 100)
+    assert [(i.raw_size, i.blocks) for i in fmt.scan(empty + one)] == [(0, 0), (250, 3)]
+
+
+def test_scan_refuses_damaged_framing():
+    archive = _archive(b"framing" * 30, 64)
+    assert fmt.scan(bytearray(archive))[0].raw_size == 210  # any buffer type
+    for cut in range(len(archive)):
+        with pytest.raises(NNCError, match="truncated|bad magic|empty"):
+            fmt.scan(archive[:cut])
+    with pytest.raises(NNCError, match="trailing garbage"):
+        fmt.scan(archive + b"garbage")
+    with pytest.raises(NNCError, match="bad magic"):
+        fmt.scan(b"garbage" + archive)
+    # a trailer that disagrees with the blocks: length 209 instead of 210 (one varint byte)
+    end = len(archive) - 4 - 2
+    assert fmt.get_varint(archive, end)[0] == 210
+    bad = archive[:end] + bytes([209 & 0x7F | 0x80, 209 >> 7]) + archive[end + 2 :]
+    with pytest.raises(NNCError, match="trailer length does not match"):
+        fmt.scan(bad)
