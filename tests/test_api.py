@@ -120,3 +120,142 @@ def test_large_single_block_round_trip(large_text, large_archive):
     assert scan(large_archive)[0].blocks == 1
     assert nncompress.decompress(large_archive) == large_text
     assert len(large_archive) < len(large_text) // 3  # it is text: a broken model cannot get here
+
+
+# -- NNCFile / open: the file-object surface, like lzma.LZMAFile ---------------------------------
+
+@pytest.mark.parametrize("mode", ["r", "rb", "w", "wb", "x", "xb", "a", "ab"])
+def test_file_modes(tmp_path, mode):
+    path = tmp_path / "m.nnc"
+    if mode.startswith("r"):
+        path.write_bytes(nncompress.compress(b"existing", 1))
+    with nncompress.open(path, mode, preset=1) as f:
+        assert f.readable() == mode.startswith("r") and f.writable() != mode.startswith("r")
+        assert not f.seekable() and not f.closed
+        if mode.startswith("r"):
+            assert f.read() == b"existing"
+        else:
+            assert f.write(b"new") == 3
+    assert f.closed
+    if not mode.startswith("r"):
+        assert nncompress.decompress(path.read_bytes()) == b"new"
+        with nncompress.open(path, "ab", preset=1) as f:
+            f.write(b" and appended")  # a second stream after the first
+        assert nncompress.decompress(path.read_bytes()) == b"new and appended"
+        with pytest.raises(FileExistsError):
+            nncompress.open(path, "xb")
+
+
+@pytest.mark.parametrize("mode", ["", "rw", "b", "r+", "wbt", "q"])
+def test_invalid_modes(tmp_path, mode):
+    with pytest.raises(ValueError, match="invalid mode"):
+        nncompress.open(tmp_path / "m.nnc", mode)
+
+
+def test_open_argument_checks(tmp_path):
+    with pytest.raises(TypeError, match="filename must be a path or a file object"):
+        nncompress.NNCFile(42)
+    with pytest.raises(TypeError, match="path or a file object"):
+        nncompress.NNCFile(object(), "w")
+    with pytest.raises(ValueError, match="only for text mode"):
+        nncompress.open(tmp_path / "x.nnc", "wb", encoding="utf-8")
+    # a reader needs read(), a writer write()
+    class WriteOnly:
+        def write(self, b):
+            return len(b)
+
+    with pytest.raises(TypeError):
+        nncompress.NNCFile(WriteOnly(), "r")
+    nncompress.NNCFile(WriteOnly(), "w").close()
+
+
+def test_file_object_is_not_closed_path_is(tmp_path):
+    buf = io.BytesIO()
+    with nncompress.open(buf, "wb", preset=1) as f:
+        f.write(b"data")
+    assert not buf.closed  # the caller's file object stays open
+    path = tmp_path / "p.nnc"
+    f = nncompress.open(path, "wb", preset=1)
+    handle = f._fp
+    f.close()
+    f.close()  # closing twice is harmless
+    assert handle.closed
+
+
+def test_reading_api(tmp_path):
+    data = bytes(range(256)) * 40
+    path = tmp_path / "r.nnc"
+    path.write_bytes(nncompress.compress(data, 1, block_size=1000) + nncompress.compress(b"!", 1))
+    with nncompress.open(path, "rb") as f:
+        assert f.read(0) == b""
+        assert f.read(10) == data[:10]
+        assert f.read1(5) == data[10:15]
+        buf = bytearray(7)
+        assert f.readinto(buf) == 7 and bytes(buf) == data[15:22]
+        assert f.read(None) == data[22:] + b"!"
+        assert f.read() == b"" and f.read(5) == b""
+        assert f.readinto(bytearray(3)) == 0
+    with nncompress.open(path, "rb") as f:
+        assert f.read(-1) == data + b"!"
+    with nncompress.open(path, "rb") as f:  # small reads never pull the whole input in
+        assert f.read(1) == data[:1]
+        assert not f._input_done
+
+
+def test_wrong_direction_and_closed(tmp_path):
+    path = tmp_path / "d.nnc"
+    with nncompress.open(path, "wb", preset=1) as f:
+        with pytest.raises(io.UnsupportedOperation, match="^file not open for reading$"):
+            f.read()
+    with nncompress.open(path, "rb") as f:
+        with pytest.raises(io.UnsupportedOperation, match="^file not open for writing$"):
+            f.write(b"x")
+    for call in (f.read, lambda: f.write(b"x"), f.readable, f.writable):
+        with pytest.raises(ValueError, match="^I/O operation on closed file$"):
+            call()
+
+
+def test_writer_accepts_any_buffer_and_insists_on_progress():
+    buf = io.BytesIO()
+    with nncompress.open(buf, "wb", preset=1) as f:
+        assert f.write(memoryview(b"abcd").cast("b")) == 4  # signed bytes are bytes too
+        assert f.write(bytearray(b"ef")) == 2
+        assert f.write(__import__("array").array("h", [1, 2])) == 4  # counted in bytes
+    assert nncompress.decompress(buf.getvalue()) == b"abcdef\x01\x00\x02\x00"
+
+    class Stuck(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return 0
+
+    with pytest.raises(OSError, match="^write to the underlying file made no progress$"):
+        with nncompress.open(Stuck(), "wb", preset=1) as f:
+            f.write(b"x")
+
+    class Silent:  # duck-typed writers often return None: taken as all written
+        data = bytearray()
+
+        def write(self, b):
+            self.data += b
+
+    sink = Silent()
+    with nncompress.open(sink, "wb", preset=1) as f:
+        f.write(b"quiet")
+    assert nncompress.decompress(bytes(sink.data)) == b"quiet"
+
+
+def test_text_mode(tmp_path):
+    path = tmp_path / "t.nnc"
+    with nncompress.open(path, "wt", preset=1, encoding="utf-8", newline="") as f:
+        f.write("caf\u00e9\r\n")
+    assert nncompress.decompress(path.read_bytes()) == "caf\u00e9\r\n".encode()
+    from nncompress.format import parse_header
+
+    assert parse_header(path.read_bytes())[0].level == 1  # the preset reaches the binary file
+    with nncompress.open(path, "rt", encoding="latin-1") as f:
+        assert f.read() == "caf\u00e9\n".encode().decode("latin-1")
+    for mode in ("rbt", "wtb"):
+        with pytest.raises(ValueError, match="invalid mode"):
+            nncompress.open(path, mode)
