@@ -29,12 +29,18 @@ def test_header_round_trip_and_checksum():
         fmt.parse_header(bytes(damaged))
 
 
+NEWER = ("archive format version {v} is newer than this nncompress supports (version {cur}); "
+         "upgrade nncompress to read it")
+DAMAGED = "corrupt archive header (unknown format version {v})"
+OLDER = "archive format version {v} is no longer supported (this nncompress reads version {cur})"
+
+
 @pytest.mark.parametrize("version, message", [
-    (fmt.FORMAT_VERSION + 1, "newer than this nncompress supports .*upgrade"),
-    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, "newer"),
-    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS + 1, "corrupt archive header .unknown format version"),
-    (255, "corrupt archive header .unknown format version 255"),
-    (0, "no longer supported"),
+    (fmt.FORMAT_VERSION + 1, NEWER),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, NEWER),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS + 1, DAMAGED),
+    (255, DAMAGED),
+    (0, OLDER),
 ])
 def test_other_format_versions_are_refused_by_name(version, message):
     """The one test of version handling: whole archives reach it through parse_header."""
@@ -42,10 +48,13 @@ def test_other_format_versions_are_refused_by_name(version, message):
 
     raw = bytearray(nncompress.compress(b"versions", 1))
     raw[4] = version
-    with pytest.raises(NNCError, match=message):
+    expected = message.format(v=version, cur=fmt.FORMAT_VERSION)
+    with pytest.raises(NNCError) as info:
         fmt.parse_header(bytes(raw))
-    with pytest.raises(NNCError, match=message):
+    assert str(info.value) == expected
+    with pytest.raises(NNCError) as info:
         nncompress.decompress(bytes(raw))
+    assert str(info.value) == expected
 
 
 def test_block_frame_limits():
@@ -106,3 +115,56 @@ def test_scan_refuses_damaged_framing():
     bad = archive[:end] + bytes([209 & 0x7F | 0x80, 209 >> 7]) + archive[end + 2 :]
     with pytest.raises(NNCError, match="trailer length does not match"):
         fmt.scan(bad)
+
+
+def test_end_marker_frame():
+    assert fmt.parse_block_frame(b"\0", 0, 100) == (fmt.BlockFrame(0, 0, 0), 1)
+
+
+def _header(**change) -> bytes:
+    fields = dict(version=fmt.FORMAT_VERSION, level=1, params=(1, 2), block_size=100)
+    fields.update(change)
+    return fmt.Header(**fields).encode()
+
+
+def _reseal(raw: bytes) -> bytes:
+    """Recompute a header's trailing CRC after editing it."""
+    import struct
+
+    return raw[:-4] + struct.pack("<I", fmt.crc32(raw[:-4]))
+
+
+_END = fmt.encode_end(0, 0)
+# Every message the container layer can give, word for word (the CLI prints them as they are).
+FORMAT_ERRORS = [
+    (b"", "no compressed data (empty input)"),
+    (b"NNC\x1a", "compressed data ended before the end of the stream (truncated)"),
+    (b"NNC\x1b" + b"\0" * 20, "not an nncompress archive (bad magic)"),
+    (_header()[:6] + b"\xff" * 10, "corrupt archive: integer field too long"),
+    (_reseal(_header()[:6] + bytes([fmt.MAX_PARAMS + 1]) + b"\0" * 70 + b"\0\0\0\0"),
+     "corrupt archive header: too many model parameters"),
+    (_header()[:-1] + b"\0", "corrupt archive header (checksum mismatch)"),
+    (_header(block_size=0) + _END, "corrupt archive header: invalid block size"),
+    (_header(block_size=fmt.MAX_BLOCK_SIZE + 1) + _END, "corrupt archive header: invalid block size"),
+    (_header() + fmt.encode_block_frame(101, 4, 0), "corrupt archive: block longer than the stream's block size"),
+    (_header() + fmt.encode_block_frame(10, 6, 0), "corrupt archive: invalid block payload length"),
+    (_header() + fmt.encode_end(1, 0), "corrupt archive: trailer length does not match the blocks"),
+    (_header() + _END + b"garbage", "trailing garbage after the compressed stream"),
+]
+
+
+@pytest.mark.parametrize("blob, message", FORMAT_ERRORS, ids=[m for _, m in FORMAT_ERRORS])
+def test_every_framing_error_message_exactly(blob, message):
+    with pytest.raises(NNCError) as info:
+        fmt.scan(blob)
+    assert str(info.value) == message
+
+
+def test_block_size_bounds_are_inclusive():
+    for size in (1, fmt.MAX_BLOCK_SIZE):
+        assert fmt.parse_header(_header(block_size=size))[0].block_size == size
+    assert fmt.parse_block_frame(fmt.encode_block_frame(100, 4, 7), 0, 100)[0].raw_len == 100
+    limit = 100 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK
+    assert fmt.parse_block_frame(fmt.encode_block_frame(100, limit, 7), 0, 100)[0].payload_len == limit
+    with pytest.raises(NNCError):
+        fmt.parse_block_frame(fmt.encode_block_frame(100, limit + 4, 7), 0, 100)
