@@ -244,3 +244,49 @@ def test_finish_names_what_is_wrong(blob, message):
     with pytest.raises(NNCError, match=message):
         decoder.feed(blob)
         decoder.finish()
+
+
+def _message(call) -> str:
+    with pytest.raises((NNCError, ValueError, EOFError)) as info:
+        call()
+    return str(info.value)
+
+
+def test_every_codec_message_exactly(monkeypatch):
+    """Word for word: the command line prints these as they are."""
+    huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
+                       history_bits=30, match_bits=28)
+    need, limit = model_memory(huge) >> 20, MAX_MODEL_MEMORY >> 20
+    assert _message(lambda: StreamEncoder(1, block_size=0)) == \
+        f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}"
+    assert _message(lambda: StreamEncoder(params=huge)) == \
+        f"these model parameters need {need} MiB, more than the {limit} MiB a decoder accepts"
+    assert _message(lambda: StreamEncoder(1, block_size=5).block(b"123456")) == "block length out of range"
+    header = fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100)
+    assert _message(lambda: BlockDecoder(header)) == (
+        f"archive header asks for a {need} MiB model, more than the {limit} MiB limit "
+        "(corrupt or hostile archive)")
+    short = fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100)
+    assert _message(lambda: BlockDecoder(short)) == "corrupt archive header: model parameter block is too short"
+    decoder = BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 1, tuple(params_for_level(1).to_ints()), 100))
+    assert _message(lambda: decoder.check_trailer(1, 0)) == "corrupt archive: stream length or checksum mismatch"
+    archive = nncompress.compress(TEXT[:300], 1, block_size=100)
+    damaged = bytearray(archive)
+    (frame, at), *_ = block_spans(archive)
+    damaged[at - 1] ^= 1  # the first block's stored CRC
+    assert _message(lambda: nncompress.decompress(bytes(damaged))) == \
+        "corrupt archive: block checksum mismatch (data damaged)"
+    assert _message(lambda: nncompress.decompress(archive + b"garbage")) == \
+        "trailing garbage after the compressed stream"
+    for blob, expected in ((b"", "no compressed data (empty input)"),
+                           (archive[:-1], "compressed data ended before the end of the stream (truncated)"),
+                           (archive + b"NNC", "trailing data after the end of the compressed stream")):
+        decoder = StreamDecoder()
+        assert _message(lambda: (decoder.feed(blob), decoder.finish())) == expected
+    single = StreamDecoder(multi_stream=False)
+    single.feed(archive)
+    assert _message(lambda: single.feed(b"")) == "already at the end of the stream"
+    small = params_for_level(1)
+    monkeypatch.setattr(codec, "Predictor", lambda params: (_ for _ in ()).throw(MemoryError))
+    assert _message(lambda: nncompress.decompress(archive)) == \
+        f"not enough memory for this archive's model ({model_memory(small) >> 20} MiB)"
