@@ -148,16 +148,36 @@ def test_file_modes(tmp_path, mode):
 
 @pytest.mark.parametrize("mode", ["", "rw", "b", "r+", "wbt", "q"])
 def test_invalid_modes(tmp_path, mode):
-    with pytest.raises(ValueError, match="invalid mode"):
+    with pytest.raises(ValueError) as info:
         nncompress.open(tmp_path / "m.nnc", mode)
+    shown = mode if "t" in mode else mode.replace("b", "")
+    assert str(info.value) == f"invalid mode: {shown!r}"
+    assert not (tmp_path / "m.nnc").exists()
+
+
+def test_compressor_and_decompressor_refuse_use_after_the_end():
+    comp = NNCompressor(1)
+    comp.flush()
+    for call, message in ((lambda: comp.compress(b"x"), "compressor has been flushed"),
+                          (comp.flush, "repeated call to flush()")):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == message
+    dec = NNDecompressor()
+    dec.decompress(nncompress.compress(b"x", 1))
+    assert dec.decompress(b"") == b""  # nothing more is fine
+    with pytest.raises(EOFError) as info:
+        dec.decompress(b"more")
+    assert str(info.value) == "already at the end of the stream"
 
 
 def test_open_argument_checks(tmp_path):
-    with pytest.raises(TypeError, match="filename must be a path or a file object"):
+    with pytest.raises(TypeError) as info:
         nncompress.NNCFile(42)
+    assert str(info.value) == "filename must be a path or a file object"
     with pytest.raises(TypeError, match="path or a file object"):
         nncompress.NNCFile(object(), "w")
-    with pytest.raises(ValueError, match="only for text mode"):
+    with pytest.raises(ValueError, match="^encoding, errors and newline are only for text mode$"):
         nncompress.open(tmp_path / "x.nnc", "wb", encoding="utf-8")
     # a reader needs read(), a writer write()
     class WriteOnly:
