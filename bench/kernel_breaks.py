@@ -31,11 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = "nncompress/model/kernels.py"
 
-# The tests that must catch a kernel break: golden archives (exact bytes) first (fast), then the
-# twin (the numba kernels against the pure-Python reference, probabilities and state).
-TESTS = ["tests/test_golden.py", "-k", "not generic", "tests/test_reference.py"]
-# host vs generic CPU on probabilities and float state (compiles the kernels twice more)
-CROSS_TARGET = ["tests/test_determinism.py", "-k", "models_agree"]
+# The tests that must catch a kernel break, as separate pytest runs tried in order until one
+# fails: golden archives (exact bytes; fast), then the twin (the numba kernels against the
+# pure-Python reference, probabilities and state).
+TESTS = [["tests/test_golden.py", "-k", "not generic"], ["tests/test_reference.py"]]
+# host vs generic CPU on probabilities and float state (compiles the kernels once more)
+CROSS_TARGET = [["tests/test_determinism.py", "-k", "models_agree"]]
 
 # name: (component, file, old, new, tests)
 BREAKS = {
@@ -86,23 +87,25 @@ def run_break(name: str, timeout: int) -> dict:
                    PYTHONDONTWRITEBYTECODE="1")
         env.pop("NUMBA_CPU_NAME", None)
         started = time.perf_counter()
-        try:
-            proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                   "-p", "no:randomly", *tests], cwd=dest, env=env, capture_output=True,
-                                  text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return dict(name=name, component=component, result="TIMEOUT", seconds=timeout,
-                        caught_by="")
-        seconds = time.perf_counter() - started
-        failed = [line.split(" ")[1] for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
-        if proc.returncode == 1 and failed:
-            result, caught_by = "caught", failed[0]
-        elif proc.returncode == 0:
-            result, caught_by = "SURVIVED", ""
-        else:
-            result, caught_by = f"ERROR (pytest exit {proc.returncode})", proc.stdout[-500:]
-        return dict(name=name, component=component, result=result, seconds=seconds,
-                    caught_by=caught_by)
+        for group in tests:
+            try:
+                proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                                       "no:cacheprovider", *group], cwd=dest, env=env,
+                                      capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return dict(name=name, component=component, result="TIMEOUT", seconds=timeout,
+                            caught_by=" ".join(group))
+            failed = [line.split(" ")[1] for line in proc.stdout.splitlines()
+                      if line.startswith("FAILED ")]
+            if proc.returncode == 1 and failed:
+                return dict(name=name, component=component, result="caught",
+                            seconds=time.perf_counter() - started, caught_by=failed[0])
+            if proc.returncode != 0:
+                return dict(name=name, component=component,
+                            result=f"ERROR (pytest exit {proc.returncode})",
+                            seconds=time.perf_counter() - started, caught_by=proc.stdout[-500:])
+        return dict(name=name, component=component, result="SURVIVED",
+                    seconds=time.perf_counter() - started, caught_by="")
 
 
 def main(argv=None) -> int:
