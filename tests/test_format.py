@@ -168,3 +168,9 @@ def test_block_size_bounds_are_inclusive():
     assert fmt.parse_block_frame(fmt.encode_block_frame(100, limit, 7), 0, 100)[0].payload_len == limit
     with pytest.raises(NNCError):
         fmt.parse_block_frame(fmt.encode_block_frame(100, limit + 4, 7), 0, 100)
+
+
+def test_parameter_count_limit_is_inclusive():
+    params = tuple(range(fmt.MAX_PARAMS))
+    raw = _header(params=params)
+    assert fmt.parse_header(raw)[0].params == params
