@@ -131,7 +131,7 @@ def test_file_modes(tmp_path, mode):
         path.write_bytes(nncompress.compress(b"existing", 1))
     with nncompress.open(path, mode, preset=1) as f:
         assert f.readable() == mode.startswith("r") and f.writable() != mode.startswith("r")
-        assert not f.seekable() and not f.closed
+        assert not f.seekable() and f.closed is False
         if mode.startswith("r"):
             assert f.read() == b"existing"
         else:
@@ -139,6 +139,11 @@ def test_file_modes(tmp_path, mode):
     assert f.closed
     if not mode.startswith("r"):
         assert nncompress.decompress(path.read_bytes()) == b"new"
+        from nncompress.format import parse_header
+
+        assert parse_header(path.read_bytes())[0].level == 1  # the preset reached the file
+        with nncompress.open(path) as f:  # the default mode reads
+            assert f.read() == b"new"
         with nncompress.open(path, "ab", preset=1) as f:
             f.write(b" and appended")  # a second stream after the first
         assert nncompress.decompress(path.read_bytes()) == b"new and appended"
@@ -279,3 +284,28 @@ def test_text_mode(tmp_path):
     for mode in ("rbt", "wtb"):
         with pytest.raises(ValueError, match="invalid mode"):
             nncompress.open(path, mode)
+
+
+def test_reader_pulls_input_in_bounded_chunks_and_only_when_needed():
+    data = np.random.default_rng(3).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    source = io.BytesIO(nncompress.compress(data, 1, block_size=1000))
+    assert len(source.getvalue()) > 1 << 16
+    with nncompress.open(source, "rb") as f:  # a file object, not a path
+        assert f.read(0) == b"" and source.tell() == 0  # nothing asked, nothing read
+        assert f.read(1) == data[:1]
+        assert 0 < source.tell() <= 1 << 16  # one chunk, not the whole input
+        assert f.read() == data[1:]
+
+
+def test_text_mode_passes_newline_and_errors_through(tmp_path):
+    path = tmp_path / "t.nnc"
+    with nncompress.open(path, "wt", preset=1, encoding="ascii", errors="replace", newline="") as f:
+        f.write("caf\u00e9\r\n")
+    assert nncompress.decompress(path.read_bytes()) == b"caf?\r\n"
+    with nncompress.open(path, "rt", encoding="ascii", newline="") as f:
+        assert f.read() == "caf?\r\n"  # newline="" keeps the \r\n
+    with nncompress.open(path, "rt", encoding="ascii") as f:
+        assert f.read() == "caf?\n"
+    for option in ("encoding", "errors", "newline"):
+        with pytest.raises(ValueError, match="^encoding, errors and newline are only for text mode$"):
+            nncompress.open(path, "rb", **{option: "strict" if option != "newline" else ""})
