@@ -29,11 +29,32 @@ def test_header_round_trip_and_checksum():
         fmt.parse_header(bytes(damaged))
 
 
-def test_old_version_refused():
-    raw = bytearray(fmt.Header(fmt.FORMAT_VERSION, 6, (1,), 100).encode())
-    raw[4] = 0
-    with pytest.raises(NNCError, match="no longer supported"):
+NEWER = ("archive format version {v} is newer than this nncompress supports (version {cur}); "
+         "upgrade nncompress to read it")
+DAMAGED = "corrupt archive header (unknown format version {v})"
+OLDER = "archive format version {v} is no longer supported (this nncompress reads version {cur})"
+
+
+@pytest.mark.parametrize("version, message", [
+    (fmt.FORMAT_VERSION + 1, NEWER),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, NEWER),
+    (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS + 1, DAMAGED),
+    (255, DAMAGED),
+    (0, OLDER),
+])
+def test_other_format_versions_are_refused_by_name(version, message):
+    """The one test of version handling: whole archives reach it through parse_header."""
+    import nncompress
+
+    raw = bytearray(nncompress.compress(b"versions", 1))
+    raw[4] = version
+    expected = message.format(v=version, cur=fmt.FORMAT_VERSION)
+    with pytest.raises(NNCError) as info:
         fmt.parse_header(bytes(raw))
+    assert str(info.value) == expected
+    with pytest.raises(NNCError) as info:
+        nncompress.decompress(bytes(raw))
+    assert str(info.value) == expected
 
 
 def test_block_frame_limits():
@@ -54,3 +75,102 @@ def test_model_params_round_trip():
         assert ModelParams.from_ints(params.to_ints()) == params
     with pytest.raises(ValueError):
         ModelParams.from_ints([1, 2, 3])
+
+
+def test_negative_varint_refused():
+    with pytest.raises(ValueError, match="^varints are unsigned$"):
+        fmt.put_varint(bytearray(), -1)
+
+
+def _archive(data: bytes, block_size: int) -> bytes:
+    import nncompress
+
+    return nncompress.compress(data, 1, block_size=block_size)
+
+
+def test_scan_lists_every_stream_without_decoding():
+    one, two = _archive(b"a" * 250, 100), _archive(b"second stream", 1 << 20)
+    infos = fmt.scan(one + two)
+    assert [(i.compressed_size, i.raw_size, i.blocks) for i in infos] == [
+        (len(one), 250, 3), (len(two), 13, 1)]
+    assert infos[0].crc == fmt.crc32(b"a" * 250) and infos[1].crc == fmt.crc32(b"second stream")
+    assert infos[0].header.block_size == 100 and infos[1].header.level == 1
+    empty = _archive(b"", 100)
+    assert [(i.raw_size, i.blocks) for i in fmt.scan(empty + one)] == [(0, 0), (250, 3)]
+
+
+def test_scan_refuses_damaged_framing():
+    archive = _archive(b"framing" * 30, 64)
+    assert fmt.scan(bytearray(archive))[0].raw_size == 210  # any buffer type
+    for cut in range(len(archive)):
+        with pytest.raises(NNCError, match="truncated|bad magic|empty"):
+            fmt.scan(archive[:cut])
+    with pytest.raises(NNCError, match="trailing garbage"):
+        fmt.scan(archive + b"garbage")
+    with pytest.raises(NNCError, match="bad magic"):
+        fmt.scan(b"garbage" + archive)
+    # a trailer that disagrees with the blocks: length 209 instead of 210 (one varint byte)
+    end = len(archive) - 4 - 2
+    assert fmt.get_varint(archive, end)[0] == 210
+    bad = archive[:end] + bytes([209 & 0x7F | 0x80, 209 >> 7]) + archive[end + 2 :]
+    with pytest.raises(NNCError, match="trailer length does not match"):
+        fmt.scan(bad)
+
+
+def test_end_marker_frame():
+    assert fmt.parse_block_frame(b"\0", 0, 100) == (fmt.BlockFrame(0, 0, 0), 1)
+
+
+def _header(**change) -> bytes:
+    fields = dict(version=fmt.FORMAT_VERSION, level=1, params=(1, 2), block_size=100)
+    fields.update(change)
+    return fmt.Header(**fields).encode()
+
+
+def _reseal(raw: bytes) -> bytes:
+    """Recompute a header's trailing CRC after editing it."""
+    import struct
+
+    return raw[:-4] + struct.pack("<I", fmt.crc32(raw[:-4]))
+
+
+_END = fmt.encode_end(0, 0)
+# Every message the container layer can give, word for word (the CLI prints them as they are).
+FORMAT_ERRORS = [
+    (b"", "no compressed data (empty input)"),
+    (b"NNC\x1a", "compressed data ended before the end of the stream (truncated)"),
+    (b"NNC\x1b" + b"\0" * 20, "not an nncompress archive (bad magic)"),
+    (_header()[:6] + b"\xff" * 10, "corrupt archive: integer field too long"),
+    (_reseal(_header()[:6] + bytes([fmt.MAX_PARAMS + 1]) + b"\0" * 70 + b"\0\0\0\0"),
+     "corrupt archive header: too many model parameters"),
+    (_header()[:-1] + b"\0", "corrupt archive header (checksum mismatch)"),
+    (_header(block_size=0) + _END, "corrupt archive header: invalid block size"),
+    (_header(block_size=fmt.MAX_BLOCK_SIZE + 1) + _END, "corrupt archive header: invalid block size"),
+    (_header() + fmt.encode_block_frame(101, 4, 0), "corrupt archive: block longer than the stream's block size"),
+    (_header() + fmt.encode_block_frame(10, 6, 0), "corrupt archive: invalid block payload length"),
+    (_header() + fmt.encode_end(1, 0), "corrupt archive: trailer length does not match the blocks"),
+    (_header() + _END + b"garbage", "trailing garbage after the compressed stream"),
+]
+
+
+@pytest.mark.parametrize("blob, message", FORMAT_ERRORS, ids=[m for _, m in FORMAT_ERRORS])
+def test_every_framing_error_message_exactly(blob, message):
+    with pytest.raises(NNCError) as info:
+        fmt.scan(blob)
+    assert str(info.value) == message
+
+
+def test_block_size_bounds_are_inclusive():
+    for size in (1, fmt.MAX_BLOCK_SIZE):
+        assert fmt.parse_header(_header(block_size=size))[0].block_size == size
+    assert fmt.parse_block_frame(fmt.encode_block_frame(100, 4, 7), 0, 100)[0].raw_len == 100
+    limit = 100 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK
+    assert fmt.parse_block_frame(fmt.encode_block_frame(100, limit, 7), 0, 100)[0].payload_len == limit
+    with pytest.raises(NNCError):
+        fmt.parse_block_frame(fmt.encode_block_frame(100, limit + 4, 7), 0, 100)
+
+
+def test_parameter_count_limit_is_inclusive():
+    params = tuple(range(fmt.MAX_PARAMS))
+    raw = _header(params=params)
+    assert fmt.parse_header(raw)[0].params == params

@@ -65,7 +65,7 @@ class ModelParams:
             (12 <= self.table_bits <= 30, "table_bits must be in 12..30"),
             (self.match_min == 0 or 3 <= self.match_min <= 64, "match_min must be 0 or 3..64"),
             (10 <= self.match_bits <= 28, "match_bits must be in 10..28"),
-            (16 <= self.history_bits <= 30, "history_bits must be in 16..30"),
+            (10 <= self.history_bits <= 30, "history_bits must be in 10..30"),
             (0 <= self.rnn_hidden <= 512, "rnn_hidden must be in 0..512"),
             (1 <= self.rnn_bptt <= 64, "rnn_bptt must be in 1..64"),
             (0 <= self.rnn_lr_micro <= 10_000_000, "rnn_lr_micro out of range"),

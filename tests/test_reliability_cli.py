@@ -1,27 +1,25 @@
-"""Hostile input, interrupted runs, full disks, closed pipes: no traceback, no data loss."""
+"""The command line under stress: damaged input, unreadable and clobberable files, full disks,
+closed pipes, signals, --rm: one line per problem, no traceback, no data loss, no temporary
+file left behind.  (The library's side: test_reliability_api.py.)"""
 
+import contextlib
 import glob
 import io
 import os
+import pwd
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 import nncompress
-from nncompress import format as fmt
-from nncompress.api import NNDecompressor
 from nncompress.cli import main, write_all
-from nncompress.codec import MAX_MODEL_MEMORY, StreamDecoder, StreamEncoder, model_memory
 from nncompress.format import NNCError
-from nncompress.model.params import ModelParams
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = b"Reliability first: every byte comes back or we say why.\n" * 8 + bytes(range(256))
+from test_reliability_api import DATA, ShortWriter
 
 
 @pytest.fixture(scope="module")
@@ -47,154 +45,8 @@ def one_line_error(stderr: bytes, name) -> str:
     return lines[0]
 
 
-# -- damaged and hostile data through the API ------------------------------------------------
-
-@pytest.mark.parametrize("blob, message", [
-    (b"", "empty"),
-    (b"\0", "bad magic"),
-    (b"\0" * 1000, "bad magic"),
-    (b"NNC", "truncated"),
-    (b"NNC\x1b" + b"\0" * 40, "bad magic"),
-    (b"PK\x03\x04" + b"\0" * 40, "bad magic"),
-    (b"\x1f\x8b\x08\x00" + b"\0" * 40, "bad magic"),
-])
-def test_not_an_archive(blob, message):
-    with pytest.raises(NNCError, match=message):
-        nncompress.decompress(blob)
-
-
-def test_future_and_past_format_versions(archive):
-    for version, message in ((fmt.FORMAT_VERSION + 1, "newer.*upgrade"), (0, "no longer"),
-                             (fmt.FORMAT_VERSION + fmt.PLAUSIBLE_NEWER_VERSIONS, "newer"),
-                             (255, "corrupt archive header .unknown format version 255")):
-        blob = bytearray(archive)
-        blob[4] = version
-        with pytest.raises(NNCError, match=message):
-            nncompress.decompress(bytes(blob))
-
-
-def test_garbage_around_a_valid_archive(archive):
-    for head in (b"x", b"\0" * 16, b"NNC", fmt.MAGIC):
-        with pytest.raises(NNCError):
-            nncompress.decompress(head + archive)
-    for tail in (b"x", b"\0", b"\0" * 512, b"NN", fmt.MAGIC, archive[:-1]):
-        with pytest.raises(NNCError, match="trailing|truncated"):
-            nncompress.decompress(archive + tail)
-    assert nncompress.decompress(archive + archive) == DATA * 2
-    d = NNDecompressor()
-    assert d.decompress(archive + b"garbage") == DATA
-    assert d.eof and d.unused_data == b"garbage"
-
-
-def _stream(header_params=None, block_size=1 << 20, frames=b"", end=b"\0" + b"\0" + b"\0" * 4):
-    params = header_params if header_params is not None else tuple(ModelParams().to_ints())
-    return fmt.Header(fmt.FORMAT_VERSION, 0, params, block_size).encode() + frames + end
-
-
-@pytest.mark.parametrize("frames, message", [
-    (fmt.encode_block_frame((1 << 20) + 1, 4, 0), "block longer"),
-    (fmt.encode_block_frame(2**62, 4, 0), "block longer"),
-    (fmt.encode_block_frame(10, 2**40, 0), "payload length"),
-    (fmt.encode_block_frame(10, 10 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 4, 0), "payload length"),
-    (fmt.encode_block_frame(10, 6, 0), "payload length"),  # not whole 32-bit words
-    (b"\xff" * 11, "integer field too long"),  # varint overflow
-    (fmt.encode_block_frame(10, 8, 0) + b"\0" * 8, "checksum"),
-])
-def test_giant_or_bad_frame_fields(frames, message):
-    with pytest.raises(NNCError, match=message):
-        nncompress.decompress(_stream(frames=frames))
-
-
-def test_giant_trailer_and_param_count():
-    with pytest.raises(NNCError, match="mismatch"):
-        nncompress.decompress(_stream(end=fmt.encode_end(2**63, 0)))
-    with pytest.raises(NNCError, match="too many"):
-        nncompress.decompress(_stream(header_params=tuple(range(fmt.MAX_PARAMS + 1))))
-    header = bytearray(fmt.MAGIC + bytes([fmt.FORMAT_VERSION, 1]) + b"\xff" * 12)
-    with pytest.raises(NNCError, match="too long"):
-        nncompress.decompress(bytes(header))
-    with pytest.raises(NNCError, match="block size"):
-        nncompress.decompress(_stream(block_size=fmt.MAX_BLOCK_SIZE + 1))
-
-
-def test_hostile_model_parameters_refused_without_allocating():
-    huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
-                       history_bits=30, match_bits=28)
-    assert model_memory(huge) > MAX_MODEL_MEMORY
-    started = time.perf_counter()
-    with pytest.raises(NNCError, match="limit"):
-        nncompress.decompress(_stream(header_params=tuple(huge.to_ints())))
-    assert time.perf_counter() - started < 1
-    with pytest.raises(NNCError, match="corrupt archive header"):
-        nncompress.decompress(_stream(header_params=(1, 2, 3)))
-    # and the encoder never writes what the decoder would refuse
-    with pytest.raises(ValueError, match="MiB"):
-        StreamEncoder(params=huge)
-
-
-def test_out_of_memory_while_building_the_model_is_an_nncerror(monkeypatch, archive):
-    import nncompress.codec as codec
-
-    def no_memory(params):
-        raise MemoryError
-
-    monkeypatch.setattr(codec, "Predictor", no_memory)
-    with pytest.raises(NNCError, match="memory"):
-        nncompress.decompress(archive)
-
-
-def test_model_memory_estimate_matches_the_predictor():
-    from nncompress.model.predictor import Predictor
-    from nncompress.presets import LEVELS
-
-    for level in (1, 3):
-        params = LEVELS[level]
-        actual = Predictor(params).memory_bytes
-        # the dominant terms (context tables, history, match table, APMs, RNN): the model is tuned
-        # independently, so allow its smaller arrays to come and go
-        assert 0.75 * actual <= model_memory(params) <= actual + (1 << 20)
-
-
-def test_file_object_reader_reports_damage(tmp_path, archive):
-    path = tmp_path / "x.nnc"
-    blob = bytearray(archive)
-    blob[len(blob) // 2] ^= 0x10
-    path.write_bytes(bytes(blob))
-    with pytest.raises(NNCError):
-        with nncompress.open(path, "rb") as f:
-            f.read()
-    path.write_bytes(archive[:-3])
-    with pytest.raises(NNCError, match="truncated"):
-        with nncompress.open(path, "rb") as f:
-            f.read()
-
-
-def test_only_verified_blocks_are_released(archive):
-    """The push parser returns a block only after its checksum matched."""
-    blob = bytearray(archive)
-    payloads = []
-    pos = fmt.parse_header(archive)[1]
-    while True:
-        frame, pos = fmt.parse_block_frame(archive, pos, 100)
-        if not frame.raw_len:
-            break
-        payloads.append((pos, frame.payload_len))
-        pos += frame.payload_len
-    assert len(payloads) >= 3
-    at, length = payloads[2]
-    # damage the third block at its first payload byte: a well-predicted block can be a few bytes
-    # long, and the range coder's final flush bytes are slack (flipping them still decodes to the
-    # right data, which the checksum then confirms)
-    blob[at] ^= 0xFF
-    decoder = StreamDecoder()
-    released = bytearray()
-    with pytest.raises(NNCError):
-        for k in range(0, len(blob), 7):
-            released += decoder.feed(bytes(blob[k : k + 7]))
-    assert released == DATA[:200]  # the two good blocks, never a byte of the bad one
-
-
 # -- command line: damaged input -------------------------------------------------------------
+
 
 def test_cli_damaged_archive_one_line_no_output(tmp_path, archive):
     bad = tmp_path / "bad.txt.nnc"
@@ -229,20 +81,45 @@ def test_cli_each_file_reported_others_processed(tmp_path, archive, capsys):
     assert main([str(tmp_path / "adir.nnc")]) == 2
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="running as root: chmod 000 does not make a file unreadable")
-def test_cli_unreadable_file(tmp_path, capsys):
-    secret = tmp_path / "secret.txt"
-    secret.write_bytes(b"x" * 100)
-    other = tmp_path / "other.txt"
-    other.write_bytes(b"y" * 100)
-    secret.chmod(0)
+@contextlib.contextmanager
+def unprivileged():
+    """Run the block with the effective uid and gid of `nobody` when we are root (CI is), so that
+    file permissions apply; the real uid stays root, which lets the block end by switching back."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        yield
+        return
     try:
-        assert main(["-1", str(secret), str(other)]) == 1
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("running as root and there is no 'nobody' user to drop to")
+    os.setegid(nobody.pw_gid)
+    os.seteuid(nobody.pw_uid)
+    try:
+        yield
     finally:
-        secret.chmod(0o600)
-    assert "Permission denied" in capsys.readouterr().err
-    assert (tmp_path / "other.txt.nnc").exists() and not (tmp_path / "secret.txt.nnc").exists()
+        os.seteuid(0)
+        os.setegid(0)
+
+
+def test_cli_unreadable_file(capsys):
+    # a directory every user can use (pytest's tmp_path is private to root)
+    with tempfile.TemporaryDirectory() as directory:
+        os.chmod(directory, 0o777)
+        secret = os.path.join(directory, "secret.txt")
+        other = os.path.join(directory, "other.txt")
+        for path, data in ((secret, b"x" * 100), (other, b"y" * 100)):
+            with open(path, "wb") as f:
+                f.write(data)
+        os.chmod(secret, 0)
+        os.chmod(other, 0o644)
+        nncompress.compress(b"warm", 1)  # kernels loaded before dropping privileges
+        with unprivileged():
+            status = main(["-1", secret, other])
+        assert status == 1
+        err = capsys.readouterr().err
+        assert err == f"nncompress: {secret}: Permission denied\n"
+        assert os.path.exists(other + ".nnc") and not os.path.exists(secret + ".nnc")
+        assert not temp_files(directory)
 
 
 def test_cli_never_clobbers_without_force(tmp_path, archive):
@@ -252,6 +129,8 @@ def test_cli_never_clobbers_without_force(tmp_path, archive):
     target.write_bytes(b"precious")
     assert main(["-1", str(src)]) == 1
     assert target.read_bytes() == b"precious"
+    assert main(["-1", "-f", str(src)]) == 0  # -f overwrites
+    assert nncompress.decompress(target.read_bytes()) == DATA
     # decompressing onto an existing file
     packed = tmp_path / "b.nnc"
     packed.write_bytes(archive)
@@ -294,6 +173,7 @@ def test_cli_output_to_a_fifo_or_dev_null_writes_in_place(tmp_path):
 
 # -- command line: full disks and closed pipes -----------------------------------------------
 
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("mode", ["compress", "decompress"])
 def test_cli_dev_full(tmp_path, archive, mode):
@@ -311,29 +191,10 @@ def test_cli_dev_full(tmp_path, archive, mode):
     assert src.exists() and not temp_files(tmp_path)
 
 
-class ShortWriter(io.RawIOBase):
-    """Accepts at most 5 bytes per write, like a pipe under pressure."""
-
-    def __init__(self):
-        self.data = bytearray()
-
-    def writable(self):
-        return True
-
-    def write(self, b):
-        chunk = bytes(b[:5])
-        self.data += chunk
-        return len(chunk)
-
-
 def test_short_writes_are_completed():
     sink = ShortWriter()
     write_all(sink, b"0123456789" * 10)
     assert bytes(sink.data) == b"0123456789" * 10
-    sink = ShortWriter()
-    with nncompress.open(sink, "wb", preset=1) as f:
-        f.write(DATA)
-    assert nncompress.decompress(bytes(sink.data)) == DATA
 
 
 def test_short_write_then_error_is_not_success():
@@ -428,6 +289,7 @@ def test_signal_during_decompression_leaves_no_trace(tmp_path, slow_archive, sig
 
 # -- streaming ------------------------------------------------------------------------------
 
+
 def test_cli_streams_in_bounded_reads(monkeypatch):
     """stdin -> stdout in READ_CHUNK pieces; output appears before the input ends."""
     from nncompress import cli as cli_module
@@ -487,15 +349,46 @@ def test_cli_streams_in_bounded_reads(monkeypatch):
     assert out.first_write_at is not None and out.first_write_at < len(source.reads) // 2
 
 
-def test_push_parser_holds_at_most_one_block():
-    data = random.Random(9).randbytes(20_000)
-    blob = nncompress.compress(data, 1, block_size=1000)
-    decoder = StreamDecoder()
-    out = bytearray()
-    biggest = 0
-    for k in range(0, len(blob), 512):
-        out += decoder.feed(blob[k : k + 512])
-        biggest = max(biggest, len(decoder._buf))
-    decoder.finish()
-    assert out == data
-    assert biggest < 1000 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 512
+# -- --rm: the input goes only after the archive was verified --------------------------------
+
+
+def test_cli_rm_keeps_input_when_verification_fails(tmp_path, monkeypatch, capsys):
+    """Damage the new archive between writing and verifying: --rm must keep the input."""
+    from nncompress import cli as cli_module
+
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    write = cli_module.Runner.write_atomically
+
+    def write_then_damage(self, source, destination, size, name):
+        result = write(self, source, destination, size, name)
+        blob = bytearray(open(destination, "rb").read())
+        blob[len(blob) // 2] ^= 0x40
+        with open(destination, "wb") as f:
+            f.write(blob)
+        return result
+
+    monkeypatch.setattr(cli_module.Runner, "write_atomically", write_then_damage)
+    assert main(["-1", "--rm", str(src)]) == 1
+    assert src.read_bytes() == DATA
+    err = capsys.readouterr().err
+    assert err.startswith(f"nncompress: {src}: ") and "Traceback" not in err
+
+
+def test_cli_rm_runs_the_verification(tmp_path, monkeypatch, capsys):
+    """--rm calls the verifier, and a failed verification (whatever its cause) keeps the input."""
+    from nncompress import cli as cli_module
+
+    calls = []
+
+    def failing_verify(self, archive, original):
+        calls.append((archive, original))
+        raise NNCError("verification of the new archive failed; input kept")
+
+    monkeypatch.setattr(cli_module.Runner, "verify_archive", failing_verify)
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    assert main(["-1", "--rm", str(src)]) == 1
+    assert calls == [(str(tmp_path / "a.txt.nnc"), str(src))]
+    assert src.read_bytes() == DATA
+    assert "input kept" in capsys.readouterr().err

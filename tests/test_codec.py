@@ -1,0 +1,292 @@
+"""The codec room (nncompress.codec) on its own: model and coder joined block by block, the push
+parser that releases only verified data, and the memory bound on a header's model."""
+
+import random
+
+import numpy as np
+import pytest
+
+import nncompress
+from nncompress import codec
+from nncompress import format as fmt
+from nncompress.codec import (MAX_MODEL_MEMORY, BlockDecoder, StreamDecoder, StreamEncoder,
+                              model_memory)
+from nncompress.format import NNCError
+from nncompress.model.params import ModelParams
+from nncompress.presets import params_for_level
+
+TEXT = b"The codec joins the model and the range coder, one block at a time.\n" * 40
+
+
+def encode_stream(data: bytes, block_size: int, level: int = 1) -> bytes:
+    encoder = StreamEncoder(level, block_size=block_size)
+    out = bytearray(encoder.header())
+    for start in range(0, len(data), block_size):
+        out += encoder.block(data[start : start + block_size])
+    return bytes(out + encoder.end())
+
+
+def block_spans(archive: bytes):
+    """(frame, payload start) of every block of a one-stream archive."""
+    header, pos = fmt.parse_header(archive)
+    spans = []
+    while True:
+        frame, pos = fmt.parse_block_frame(archive, pos, header.block_size)
+        if not frame.raw_len:
+            return spans
+        spans.append((frame, pos))
+        pos += frame.payload_len
+
+
+def test_stream_encoder_is_the_api(sample_text):
+    data = sample_text[:3000]
+    assert encode_stream(data, 700) == nncompress.compress(data, 1, block_size=700)
+
+
+def test_prediction_chunks_do_not_change_the_stream(monkeypatch, sample_text):
+    """The encoder predicts a block in ENCODE_CHUNK pieces; they must form one range-coder
+    stream, byte for byte the one a single piece gives (a block over 64 KiB at a tiny scale)."""
+    data = sample_text[:5000]
+    whole = nncompress.compress(data, 1)
+    monkeypatch.setattr(codec, "ENCODE_CHUNK", 1000)
+    assert nncompress.compress(data, 1) == whole
+    monkeypatch.setattr(codec, "ENCODE_CHUNK", 333)
+    chunked = nncompress.compress(data, 1)
+    assert chunked == whole and nncompress.decompress(chunked) == data
+
+
+def test_encoder_argument_checks():
+    with pytest.raises(ValueError, match="block_size"):
+        StreamEncoder(1, block_size=0)
+    with pytest.raises(ValueError, match="block_size"):
+        StreamEncoder(1, block_size=fmt.MAX_BLOCK_SIZE + 1)
+    assert StreamEncoder(1, block_size=fmt.MAX_BLOCK_SIZE).block_size == fmt.MAX_BLOCK_SIZE
+    encoder = StreamEncoder(1, block_size=10)
+    for bad in (b"", b"x" * 11):
+        with pytest.raises(ValueError, match="block length"):
+            encoder.block(bad)
+    assert encoder.block(b"x" * 10)  # exactly one block's worth is fine
+    with pytest.raises(ValueError):
+        StreamEncoder(params=ModelParams(table_bits=5))  # parameters are validated
+
+
+def test_header_records_level_or_custom_parameters():
+    header, _ = fmt.parse_header(StreamEncoder(3).header())
+    assert (header.level, header.params) == (3, tuple(params_for_level(3).to_ints()))
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    header, _ = fmt.parse_header(StreamEncoder(9, params=custom, block_size=77).header())
+    assert (header.level, header.params, header.block_size) == (0, tuple(custom.to_ints()), 77)
+    assert header.version == fmt.FORMAT_VERSION
+
+
+def test_frames_carry_lengths_and_checksums(sample_text):
+    data = sample_text[:2500]
+    archive = encode_stream(data, 1000)
+    spans = block_spans(archive)
+    assert [f.raw_len for f, _ in spans] == [1000, 1000, 500]
+    for k, (frame, _) in enumerate(spans):
+        assert frame.crc == fmt.crc32(data[1000 * k : 1000 * (k + 1)])
+    total_len, total_crc, end = fmt.parse_trailer(archive, spans[-1][1] + spans[-1][0].payload_len + 1)
+    assert (total_len, total_crc, end) == (len(data), fmt.crc32(data), len(archive))
+
+
+def test_observer_and_progress_see_every_nibble(sample_text):
+    data = sample_text[:3000]
+    encoder = StreamEncoder(1)
+    seen, progress = [], []
+    encoder.block(data, progress=progress.append,
+                  observe=lambda nibbles, probs: seen.append((nibbles.copy(), probs.shape)))
+    nibbles = np.concatenate([n for n, _ in seen])
+    assert nibbles.tolist() == [v for b in data for v in (b >> 4, b & 15)]
+    assert all(shape == (len(n), 16) for n, shape in seen)
+    assert sum(progress) == len(data)
+    out, progress = [], []
+    decoder = StreamDecoder(progress=progress.append)
+    out = decoder.feed(nncompress.compress(data, 1))
+    assert out == data and sum(progress) == len(data)
+
+
+# -- the decoder side --------------------------------------------------------------------------
+
+def test_block_decoder_refuses_bad_parameters_and_mismatches(sample_text):
+    with pytest.raises(NNCError, match="corrupt archive header"):
+        BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100))
+    archive = nncompress.compress(sample_text[:500], 1)
+    header, _ = fmt.parse_header(archive)
+    (frame, at), = block_spans(archive)
+    decoder = BlockDecoder(header)
+    payload = archive[at : at + frame.payload_len]
+    wrong_crc = fmt.BlockFrame(frame.raw_len, frame.payload_len, frame.crc ^ 1)
+    with pytest.raises(NNCError, match="block checksum mismatch"):
+        decoder.block(wrong_crc, payload)
+    decoder = BlockDecoder(header)
+    assert decoder.block(frame, payload) == sample_text[:500]
+    decoder.check_trailer(500, fmt.crc32(sample_text[:500]))
+    for length, crc in ((499, fmt.crc32(sample_text[:500])), (500, 0)):
+        with pytest.raises(NNCError, match="length or checksum mismatch"):
+            decoder.check_trailer(length, crc)
+
+
+def test_hostile_model_parameters_refused_without_allocating(monkeypatch):
+    huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
+                       history_bits=30, match_bits=28)
+    assert model_memory(huge) > MAX_MODEL_MEMORY
+    monkeypatch.setattr(codec, "Predictor", lambda params: pytest.fail("allocated"))
+    with pytest.raises(NNCError, match="limit"):
+        BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100))
+    with pytest.raises(ValueError, match="MiB"):  # the encoder never writes what is refused
+        StreamEncoder(params=huge)
+
+
+def test_largest_preset_is_within_the_limit():
+    assert max(model_memory(params_for_level(level)) for level in range(1, 10)) <= MAX_MODEL_MEMORY
+
+
+def test_out_of_memory_while_building_the_model_is_an_nncerror(monkeypatch):
+    archive = nncompress.compress(TEXT, 1)
+
+    def no_memory(params):
+        raise MemoryError
+
+    monkeypatch.setattr(codec, "Predictor", no_memory)
+    with pytest.raises(NNCError, match="memory"):
+        nncompress.decompress(archive)
+
+
+@pytest.mark.parametrize("level", [1, 3])
+def test_model_memory_estimate_matches_the_predictor(level):
+    from nncompress.model.predictor import Predictor
+
+    params = params_for_level(level)
+    actual = Predictor(params).memory_bytes
+    # the dominant terms (context tables, history, match table, APMs, RNN): the model is tuned
+    # independently, so allow its smaller arrays to come and go
+    assert 0.75 * actual <= model_memory(params) <= actual + (1 << 20)
+
+
+def test_model_memory_terms():
+    small = ModelParams(contexts=(1,), table_bits=12, history_bits=12, match_bits=10, rnn_hidden=0)
+    base = model_memory(small)
+    import dataclasses
+
+    def grows(**change):
+        return model_memory(dataclasses.replace(small, **change)) - base
+
+    assert grows(table_bits=13) == 1 << 12
+    assert grows(contexts=(1, 2)) >= 1 << 12
+    assert grows(history_bits=13) == 1 << 12
+    assert grows(match_bits=11) == 8 << 10
+    assert grows(match_min=0) == 8 - (8 << 10)
+    assert grows(rnn_hidden=2) > 0 and grows(apm1_order=1) == (256 << 8) * 33 * 4 - 256 * 33 * 4
+
+
+def test_only_verified_blocks_are_released():
+    """The push parser returns a block only after its checksum matched."""
+    data = TEXT[:600]
+    archive = nncompress.compress(data, 1, block_size=100)
+    spans = block_spans(archive)
+    assert len(spans) >= 3
+    blob = bytearray(archive)
+    # damage the third block at its first payload byte: the range coder's final flush bytes are
+    # slack (flipping them still decodes to the right data, which the checksum then confirms)
+    blob[spans[2][1]] ^= 0xFF
+    decoder = StreamDecoder()
+    released = bytearray()
+    with pytest.raises(NNCError):
+        for k in range(0, len(blob), 7):
+            released += decoder.feed(bytes(blob[k : k + 7]))
+    assert released == data[:200]  # the two good blocks, never a byte of the bad one
+
+
+def test_push_parser_holds_at_most_one_block():
+    data = random.Random(9).randbytes(20_000)
+    blob = nncompress.compress(data, 1, block_size=1000)
+    decoder = StreamDecoder()
+    out = bytearray()
+    biggest = 0
+    for k in range(0, len(blob), 512):
+        out += decoder.feed(blob[k : k + 512])
+        biggest = max(biggest, len(decoder._buf))
+    decoder.finish()
+    assert out == data
+    assert biggest < 1000 * fmt.MAX_PAYLOAD_PER_BYTE + fmt.PAYLOAD_SLACK + 512
+
+
+def test_single_stream_mode_stops_at_the_end():
+    one, two = nncompress.compress(b"first", 1), nncompress.compress(b"second", 1)
+    cut = fmt.parse_header(one)[1] + 2
+    decoder = StreamDecoder(multi_stream=False)
+    assert decoder.feed(one[:cut]) == b"" and not decoder.eof and decoder.in_stream
+    assert decoder.unused_data == b""  # nothing is unused before the end
+    assert decoder.feed(one[cut:] + two) == b"first"
+    assert decoder.eof and not decoder.in_stream and decoder.unused_data == two
+    assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(b"first")
+    decoder.finish()
+    with pytest.raises(EOFError):
+        decoder.feed(b"x")
+    multi = StreamDecoder()
+    assert multi.feed(one + two) == b"firstsecond" and not multi.eof and multi.streams == 2
+    multi.finish()
+
+
+@pytest.mark.parametrize("blob, message", [
+    (b"", "empty"),
+    (b"NNC", "truncated"),
+    ("half", "truncated"),
+    ("plus garbage", "trailing garbage"),
+    ("plus NNC", "trailing data"),
+])
+def test_finish_names_what_is_wrong(blob, message):
+    archive = nncompress.compress(TEXT[:300], 1, block_size=100)
+    blob = {"half": archive[: len(archive) // 2], "plus garbage": archive + b"garbage",
+            "plus NNC": archive + b"NNC"}.get(blob, blob)
+    decoder = StreamDecoder()
+    with pytest.raises(NNCError, match=message):
+        decoder.feed(blob)
+        decoder.finish()
+
+
+def _message(call) -> str:
+    with pytest.raises((NNCError, ValueError, EOFError)) as info:
+        call()
+    return str(info.value)
+
+
+def test_every_codec_message_exactly(monkeypatch):
+    """Word for word: the command line prints these as they are."""
+    huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
+                       history_bits=30, match_bits=28)
+    need, limit = model_memory(huge) >> 20, MAX_MODEL_MEMORY >> 20
+    assert _message(lambda: StreamEncoder(1, block_size=0)) == \
+        f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}"
+    assert _message(lambda: StreamEncoder(params=huge)) == \
+        f"these model parameters need {need} MiB, more than the {limit} MiB a decoder accepts"
+    assert _message(lambda: StreamEncoder(1, block_size=5).block(b"123456")) == "block length out of range"
+    header = fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100)
+    assert _message(lambda: BlockDecoder(header)) == (
+        f"archive header asks for a {need} MiB model, more than the {limit} MiB limit "
+        "(corrupt or hostile archive)")
+    short = fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100)
+    assert _message(lambda: BlockDecoder(short)) == "corrupt archive header: model parameter block is too short"
+    decoder = BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 1, tuple(params_for_level(1).to_ints()), 100))
+    assert _message(lambda: decoder.check_trailer(1, 0)) == "corrupt archive: stream length or checksum mismatch"
+    archive = nncompress.compress(TEXT[:300], 1, block_size=100)
+    damaged = bytearray(archive)
+    (frame, at), *_ = block_spans(archive)
+    damaged[at - 1] ^= 1  # the first block's stored CRC
+    assert _message(lambda: nncompress.decompress(bytes(damaged))) == \
+        "corrupt archive: block checksum mismatch (data damaged)"
+    assert _message(lambda: nncompress.decompress(archive + b"garbage")) == \
+        "trailing garbage after the compressed stream"
+    for blob, expected in ((b"", "no compressed data (empty input)"),
+                           (archive[:-1], "compressed data ended before the end of the stream (truncated)"),
+                           (archive + b"NNC", "trailing data after the end of the compressed stream")):
+        decoder = StreamDecoder()
+        assert _message(lambda: (decoder.feed(blob), decoder.finish())) == expected
+    single = StreamDecoder(multi_stream=False)
+    single.feed(archive)
+    assert _message(lambda: single.feed(b"")) == "already at the end of the stream"
+    small = params_for_level(1)
+    monkeypatch.setattr(codec, "Predictor", lambda params: (_ for _ in ()).throw(MemoryError))
+    assert _message(lambda: nncompress.decompress(archive)) == \
+        f"not enough memory for this archive's model ({model_memory(small) >> 20} MiB)"
