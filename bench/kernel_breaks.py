@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS = "nncompress/model/kernels.py"
+MODEL = "nncompress/model/"  # one kernel module per component (see docs/ARCHITECTURE.md)
 
 # The tests that must catch a kernel break, as separate pytest runs tried in order until one
 # fails: golden archives (exact bytes; fast), then the twin (the numba kernels against the
@@ -40,26 +40,27 @@ CROSS_TARGET = [["tests/test_determinism.py", "-k", "models_agree"]]
 
 # name: (component, file, old, new, tests)
 BREAKS = {
-    "hashing": ("context hashing: the sparse 'bytes 1 and 3 back' context drops byte 3", KERNELS,
-                "h = hash2(35, c4 & 0xFF00FF)", "h = hash2(35, c4 & 0xFF)", TESTS),
+    "hashing": ("context hashing: the sparse 'bytes 1 and 3 back' context drops byte 3", MODEL + "contexts.py",
+                "h = hash2(kind, c4 & 0xFF00FF)", "h = hash2(kind, c4 & 0xFF)", TESTS),
     "states": ("bit-history states: one transition of state table variant 2 (the presets') "
                "discounts differently", "nncompress/model/statetable.py",
                "    if n <= 3:\n        return 2\n    return n // 2 + 1",
                "    if n <= 3:\n        return 2\n    return n // 2", TESTS),
-    "adaptive-map": ("adaptive probability maps: the counter's step shift", KERNELS,
+    "adaptive-map": ("adaptive probability maps: the counter's step shift", MODEL + "histories.py",
                      "v = p[k] + (((target - p[k]) >> 6) * recip[n[k]] >> 10)",
                      "v = p[k] + (((target - p[k]) >> 6) * recip[n[k]] >> 9)", TESTS),
-    "match": ("match model: the ring-buffer staleness guard dropped", KERNELS,
+    "match": ("match model: the ring-buffer staleness guard dropped", MODEL + "match.py",
               "if cand > 0 and pos - cand < hmask:", "if cand > 0:", TESTS),
-    "mixer": ("mixer: weight update rounding (+2^17 -> 0)", KERNELS,
+    "mixer": ("mixer: weight update rounding (+2^17 -> 0)", MODEL + "mixer.py",
               "w = mixw[row, i] + ((inputs[j, i] * err + (1 << 17)) >> 18)",
               "w = mixw[row, i] + ((inputs[j, i] * err) >> 18)", TESTS),
-    "apm": ("APM/SSE: interpolation update rate", KERNELS,
+    "apm": ("APM/SSE: interpolation update rate", MODEL + "apm.py",
             "table[row, lo + 1] += ((target - table[row, lo + 1]) * w) >> (7 + rate)",
             "table[row, lo + 1] += ((target - table[row, lo + 1]) * w) >> (6 + rate)", TESTS),
-    "rnn": ("recurrent network: fastmath={'contract'} (FMA) on the forward step", KERNELS,
-            "@njit(cache=True)\ndef rnn_forward(",
-            "@njit(cache=True, fastmath={'contract'})\ndef rnn_forward(", TESTS + CROSS_TARGET),
+    "rnn": ("recurrent network: fastmath={'contract'} (FMA) in the kernels' options (the float "
+            "code is the RNN's)", MODEL + "jit.py",
+            'OPTIONS = dict(fastmath=False,', 'OPTIONS = dict(fastmath={"contract"},',
+            TESTS + CROSS_TARGET),
 }
 
 
