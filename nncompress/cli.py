@@ -21,160 +21,23 @@ The command line talks to the library only through nncompress.api, imported on f
 
 from __future__ import annotations
 
-import argparse
-import errno
 import os
 import signal
-import stat
 import sys
 import time
-from contextlib import contextmanager
 
-from . import DEFAULT_LEVEL, FORMAT_VERSION, NNCError, __version__
-from .coder_backend import coder_description
+from . import DEFAULT_LEVEL, NNCError
+from . import cli_io, cli_progress, listing
+# the names below are part of this module's face (tests and tools reach them as cli.X)
+from .cli_args import (ALIASES, EXIT_ERROR, EXIT_OK, EXIT_WARNING, SUFFIX, TOOLS,  # noqa: F401
+                       Parser, add_parallel_options, build_parser, run_tool)
+from .cli_io import (SPECIAL_BITS, STDIN_NAME, STDOUT_NAME, Interrupted, OutputError,  # noqa: F401
+                     Warn, _Counting, _guard_closed_stdio, _raise_interrupted, say, std_stream)
+from .cli_progress import kernels_cached  # tests patch cli.kernels_cached: looked up here
 from .outputs import (_is_special, copy_metadata, descriptor_of, place_no_clobber,  # noqa: F401
                       write_all)
 
-SUFFIX = ".nnc"
 READ_CHUNK = 1 << 16
-EXIT_OK, EXIT_ERROR, EXIT_WARNING = 0, 1, 2
-TOOLS = ("bench", "analyze", "demo")
-ALIASES = {"compress": [], "decompress": ["-d"], "test": ["-t"], "list": ["-l"]}
-SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
-STDIN_NAME, STDOUT_NAME = "(stdin)", "(stdout)"
-
-
-class Interrupted(BaseException):
-    """SIGTERM/SIGHUP as an exception.  A BaseException, like KeyboardInterrupt, so that no
-    library's `except Exception` swallows it."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class Warn(Exception):
-    """A file was skipped for a reason gzip treats as a warning (exit status 2)."""
-
-
-class OutputError(Exception):
-    """An error on the output side: the message names the output, not only the input."""
-
-    def __init__(self, name: str, error: OSError):
-        super().__init__(error.strerror or str(error))
-        self.name = name
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted(signum)
-
-
-def say(message: str) -> None:
-    """One line on standard error; nothing if it is closed (print would fall back to stdout,
-    which may be the output file)."""
-    if sys.stderr is not None:
-        print(message, file=sys.stderr)
-
-
-def std_stream(which: str):
-    """sys.stdin / sys.stdout as binary, or EBADF when the caller closed it (`<&-`, `>&-`)."""
-    stream = getattr(sys, which)
-    if stream is None:
-        raise OSError(errno.EBADF, "Bad file descriptor")
-    return getattr(stream, "buffer", stream)
-
-
-def _guard_closed_stdio() -> None:
-    """A closed descriptor 0, 1 or 2 would be reused by the next open() (a temporary file could
-    become 'standard output').  Like xz, occupy it with /dev/null opened the wrong way round,
-    so that any use of it fails with EBADF instead of writing into something else."""
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            try:
-                new = os.open(os.devnull, os.O_WRONLY if fd == 0 else os.O_RDONLY)
-            except OSError:
-                continue
-            if new != fd:
-                os.dup2(new, fd)
-                os.close(new)
-
-
-# -- arguments ----------------------------------------------------------------------------
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # gzip, xz and zstd exit 1 on a usage error (2 means "warning" for them and for us)
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"{self.prog}: {message}\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="nncompress",
-        description="Neural text compressor (online RNNME model + range coder). "
-                    "With no FILE, or when FILE is -, read standard input. "
-                    "A subcommand (compress, decompress, test, list, bench, analyze, demo) is "
-                    "only recognised first; '--' ends options and subcommands.",
-        epilog="tools: 'nncompress bench --help', 'nncompress analyze --help', 'nncompress demo'",
-    )
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("-z", "--compress", dest="mode", action="store_const", const="compress",
-                      help="compress (default)")
-    mode.add_argument("-d", "--decompress", "--uncompress", dest="mode", action="store_const",
-                      const="decompress", help="decompress")
-    mode.add_argument("-t", "--test", dest="mode", action="store_const", const="test",
-                      help="decompress and verify, write nothing")
-    mode.add_argument("-l", "--list", dest="mode", action="store_const", const="list",
-                      help="list sizes, ratio, bpc, level and format version of archives")
-    parser.add_argument("-c", "--stdout", "--to-stdout", action="store_true",
-                        help="write to standard output, keep input files")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the (single) result to FILE")
-    keep = parser.add_mutually_exclusive_group()
-    keep.add_argument("-k", "--keep", action="store_true", help="keep input files (default)")
-    keep.add_argument("--rm", action="store_true",
-                      help="delete each input file after its output is written and verified")
-    parser.add_argument("-f", "--force", action="store_true",
-                        help="overwrite existing output files; write compressed data to a "
-                             "terminal; process setuid, setgid and sticky files")
-    parser.add_argument("-n", "--no-name", action="store_true",
-                        help="do not give the output the input's modification time and owner")
-    for level in range(1, 10):
-        parser.add_argument(f"-{level}", dest="level", action="store_const", const=level,
-                            help=argparse.SUPPRESS)
-    parser.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
-    parser.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
-    parser.add_argument("--level", type=int, choices=range(1, 10), metavar="1..9",
-                        help=f"compression level, also -1 .. -9 (default {DEFAULT_LEVEL}); "
-                             "higher is smaller and slower. Four models: 1-2, 3-5, 6-8 and 9 "
-                             "(levels within a group are the same model)")
-    parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
-    add_parallel_options(parser)
-    parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")
-    verbosity = parser.add_mutually_exclusive_group()
-    verbosity.add_argument("-v", "--verbose", action="store_true", help="report sizes and speed")
-    verbosity.add_argument("-q", "--quiet", action="store_true", help="suppress warnings")
-    parser.add_argument("-V", "--version", action="version",
-                        version=f"nncompress {__version__} (format {FORMAT_VERSION}; "
-                                f"{coder_description()})")
-    parser.add_argument("files", nargs="*", metavar="FILE")
-    return parser
-
-
-def kernels_cached() -> bool:
-    """Whether numba has compiled kernels cached for the model (without importing it)."""
-    from importlib.util import find_spec
-
-    places = [os.environ["NUMBA_CACHE_DIR"]] if os.environ.get("NUMBA_CACHE_DIR") else []
-    spec = find_spec("nncompress.model")
-    if spec is not None and spec.submodule_search_locations:
-        places += list(spec.submodule_search_locations)
-    for place in places:
-        for _, _, names in os.walk(place):
-            if any(name.endswith(".nbi") for name in names):
-                return True
-    return False
 
 
 def NNCompressor(level: int, progress=None, **options):  # noqa: N802  (a seam tests replace)
@@ -182,41 +45,6 @@ def NNCompressor(level: int, progress=None, **options):  # noqa: N802  (a seam t
     from .api import NNCompressor as compressor
 
     return compressor(level, progress=progress, **options)
-
-
-class _Counting:
-    """A reader that counts what passed through it."""
-
-    def __init__(self, source):
-        self._source = source
-        self.count = 0
-
-    def read(self, size=-1):
-        data = self._source.read(size)
-        self.count += len(data)
-        return data
-
-
-def add_parallel_options(parser) -> None:
-    """-T, --segment-size, --cluster (issue 13: parallel.py, cluster.py, segments.py)."""
-    from .format import DEFAULT_SEGMENT_SIZE, parse_size
-
-    group = parser.add_argument_group(
-        "parallel work",
-        "Input is cut into independent segments (a fresh model each, a small cost in size), so "
-        "segments can be coded at once and read back from any segment's start; inputs up to one "
-        "segment are unaffected.  The archive does not depend on -T or --cluster.  Memory: each "
-        "worker holds one model (about 34 MiB at -1, 126 MiB at -6, 470 MiB at -9) plus about 3 "
-        "segments, plus ~150 MiB; -T is lowered to what the available memory holds.")
-    group.add_argument("-T", "--threads", type=int, default=1, metavar="N",
-                       help="work on N segments at once in N processes, both ways (0: one per core; "
-                            "default 1)")
-    group.add_argument("--segment-size", type=parse_size, default=DEFAULT_SEGMENT_SIZE, metavar="SIZE",
-                       help=f"bytes of input per segment when compressing, e.g. 4M "
-                            f"(default {DEFAULT_SEGMENT_SIZE >> 20}M)")
-    group.add_argument("--cluster", metavar="ADDRESS",
-                       help="send segments to the workers of a Dask scheduler, e.g. tcp://host:8786 "
-                            "(default: $NNC_CLUSTER; needs nncompress[cluster])")
 
 
 class Runner:
@@ -255,17 +83,9 @@ class Runner:
         if not kernels_cached():
             say("nncompress: compiling kernels (first run only)...")
 
-    @contextmanager
     def progress(self, total, name):
-        show = self._on_terminal() and (total is None or total > 1 << 16)
-        if not show:
-            yield None
-            return
-        from tqdm import tqdm
-
-        with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=name,
-                  file=sys.stderr, leave=False) as bar:
-            yield bar.update
+        """Context manager giving a progress callback, or None (cli_progress.progress_bar)."""
+        return cli_progress.progress_bar(total, name, show=self._on_terminal())
 
     # -- the work --
     def run(self) -> int:
@@ -340,44 +160,13 @@ class Runner:
         self._engine = self._client = None
 
     def output_name(self, name: str) -> str | None:
-        """Destination path, or None for standard output."""
-        if self.mode == "test":
-            return None
-        if self.args.output:
-            return None if self.args.output == "-" else self.args.output
-        if self.args.stdout or name == "-":
-            return None
-        suffix = self.args.suffix
-        if self.mode == "compress":
-            if name.endswith(suffix):
-                raise Warn(f"already has {suffix} suffix -- unchanged")
-            return name + suffix
-        if not name.endswith(suffix) or len(name) == len(suffix):
-            raise Warn("unknown suffix -- ignored")
-        return name[: -len(suffix)]
+        """Destination path, or None for standard output (cli_io.output_name)."""
+        return cli_io.output_name(name, self.mode, self.args)
 
     def check_input(self, name: str, to_stdout: bool):
         """stat of a usable input file (None for standard input), else Warn / NNCError."""
-        if name == "-":
-            stdin = std_stream("stdin")
-            if self.mode != "compress" and not self.args.force and stdin.isatty():
-                raise NNCError("compressed data not read from a terminal (use -f to force)")
-            return None
-        try:
-            info = os.stat(name)
-        except FileNotFoundError:
-            raise NNCError("no such file or directory") from None
-        if stat.S_ISDIR(info.st_mode):
-            raise Warn("is a directory -- ignored")
-        if not stat.S_ISREG(info.st_mode):
-            raise Warn("not a regular file -- ignored")
-        if info.st_mode & SPECIAL_BITS and not to_stdout and not self.args.force:
-            # as gzip and xz: the output would silently lose these bits (it never gets them)
-            what = ("set-user-ID" if info.st_mode & stat.S_ISUID else
-                    "set-group-ID" if info.st_mode & stat.S_ISGID else "sticky")
-            raise Warn(f"is {what} -- ignored (use -f to process it; the output gets only "
-                       "the permission bits)")
-        return info
+        return cli_io.check_input(name, self.mode, self.args, to_stdout)
+
 
     def process(self, name: str) -> None:
         destination = self.output_name(name)
@@ -589,81 +378,11 @@ class Runner:
                      f"{speed:.1f} KB/s, {seconds:.2f} s")
 
     def list_files(self, files) -> None:
-        from . import api
-
-        rows = []
-        for name in files:
-            shown = STDIN_NAME if name == "-" else name
-            try:
-                self.check_input(name, to_stdout=True)
-                source = std_stream("stdin") if name == "-" else open(name, "rb")
-                try:
-                    for s in api.list_streams(source):
-                        rows.append({
-                            "file": name,
-                            "compressed": s.compressed_size,
-                            "uncompressed": s.uncompressed_size,
-                            "ratio": round(s.ratio, 4) if s.ratio is not None else None,
-                            "bpc": (round(8 * s.compressed_size / s.uncompressed_size, 4)
-                                    if s.uncompressed_size else None),
-                            "level": s.level,
-                            "format_version": s.format_version,
-                            "blocks": s.blocks,
-                            "crc32": f"{s.crc32:08x}",
-                            "params": s.params.describe(),
-                        })
-                finally:
-                    if name != "-":
-                        source.close()
-            except Warn as exc:
-                self.warn(shown, str(exc))
-            except (NNCError, ValueError) as exc:
-                self.error(shown, str(exc))
-            except OSError as exc:
-                self.error(shown, exc.strerror or str(exc))
-        try:
-            out = std_stream("stdout")
-            write_all(out, self.listing(rows).encode())
-            out.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            self.error(STDOUT_NAME, exc.strerror or str(exc))
+        listing.list_archives(self, files)
 
     def listing(self, rows) -> str:
-        if self.args.json:
-            import json
+        return listing.format_listing(rows, self.args.json)
 
-            return json.dumps(rows, indent=2) + "\n"
-        if not rows:
-            return ""
-        lines = [f"{'compressed':>12} {'uncompressed':>12} {'ratio':>6} {'bpc':>7} {'level':>6} "
-                 f"{'version':>7}  name"]
-
-        def line(compressed, uncompressed, level, version, name):
-            ratio = f"{compressed / uncompressed:.3f}" if uncompressed else "-"
-            bpc = f"{8 * compressed / uncompressed:.3f}" if uncompressed else "-"
-            lines.append(f"{compressed:>12} {uncompressed:>12} {ratio:>6} {bpc:>7} {level:>6} "
-                         f"{version:>7}  {name}")
-
-        for row in rows:
-            line(row["compressed"], row["uncompressed"], str(row["level"] or "custom"),
-                 row["format_version"], row["file"])
-        if len(rows) > 1:
-            files = len({row["file"] for row in rows})
-            line(sum(r["compressed"] for r in rows), sum(r["uncompressed"] for r in rows), "",
-                 "", f"(totals: {len(rows)} streams in {files} file{'s' * (files != 1)})")
-        return "\n".join(lines) + "\n"
-
-
-def run_tool(name: str, argv) -> int:
-    if name == "bench":
-        from .benchmark import main as tool
-    elif name == "analyze":
-        from .analysis import main as tool
-    else:
-        from .demo import main as tool
-    return tool(argv)
 
 
 def main(argv=None) -> int:
