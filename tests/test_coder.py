@@ -100,7 +100,7 @@ class _Boom:
                                  OverflowError("x"), TypeError("x"), IndexError("x"),
                                  type("PanicException", (BaseException,), {})("rust panic")])
 def test_every_coder_failure_becomes_an_nncerror(exc):
-    decoder = NibbleDecoder(b"")
+    decoder = NibbleDecoder(b"", backend="constriction")
     decoder._decoder = _Boom(exc)
     with pytest.raises(NNCError) as info:
         decoder.decode(np.full(16, 1.0))
@@ -113,7 +113,7 @@ def test_every_coder_failure_becomes_an_nncerror(exc):
 def test_signals_and_exits_pass_through_the_decoder(exc):
     """The CLI turns SIGTERM into an exception raised wherever Python is: inside decode() it must
     not be mistaken for damage."""
-    decoder = NibbleDecoder(b"")
+    decoder = NibbleDecoder(b"", backend="constriction")
     decoder._decoder = _Boom(exc)
     with pytest.raises(type(exc)):
         decoder.decode(np.full(16, 1.0))
