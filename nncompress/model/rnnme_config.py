@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .detmath import det_exp
+from .detmath import det_exp, deterministic_uniform  # noqa: F401  (re-exported for rnnme)
 
 # ---- indices into the int64 config array -------------------------------------------------------
 K_H = 0  # hidden units
@@ -150,13 +150,3 @@ def build_me_rate_table(p: RNNMEParams, dtype) -> np.ndarray:
     floor = p.me_min_milli / 1000.0
     rates = [max(floor, lr / (1.0 + n * decay)) for n in range(ME_COUNT_LIMIT + 1)]
     return np.array(rates, dtype=np.float64).astype(dtype)
-
-
-def deterministic_uniform(count: int, seed: int) -> np.ndarray:
-    """Uniform values in [-0.5, 0.5) from an integer hash (no platform RNG)."""
-    idx = np.arange(count, dtype=np.uint64) + np.uint64(seed << 32)
-    x = idx * np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(31)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(29)
-    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) - 0.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .contexts import hash2 as mix32  # the model's own 32-bit hash of two values
 from .jit import kernel
 from .rnnme_config import (
     F_1MB1,
@@ -47,18 +48,6 @@ from .rnnme_config import (
 )
 
 # ---- kernels ------------------------------------------------------------------------------------
-
-@kernel(inline=True)
-def mix32(a, b):
-    """32-bit hash of two values (operands masked to 32 bits so int64 never overflows)."""
-    h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
-    h ^= h >> 15
-    h = (h * 0x2C1B3C6D) & MASK32
-    h ^= h >> 12
-    h = (h * 0x297A2D39) & MASK32
-    h ^= h >> 15
-    return h
-
 
 @kernel(inline=True)
 def table_tanh(fp, act, x):
