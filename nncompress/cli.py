@@ -205,10 +205,7 @@ class Runner:
                     sink = os.fdopen(os.dup(descriptor), "wb")
                 except OSError as exc:
                     raise OutputError(destination, exc) from None
-                with sink:
-                    self._refuse_terminal(sink)
-                    done_in, done_out = self.transform(source, sink, info, name, destination)
-                    self._flush(sink, destination)
+                done_in, done_out = self._write_into(sink, source, info, name, destination)
             elif special:
                 # a device or pipe: there is no file to replace atomically (and renaming a
                 # temporary file over /dev/null would replace the device), so write into it
@@ -216,10 +213,7 @@ class Runner:
                     sink = open(destination, "wb")
                 except OSError as exc:
                     raise OutputError(destination, exc) from None
-                with sink:
-                    self._refuse_terminal(sink)
-                    done_in, done_out = self.transform(source, sink, info, name, destination)
-                    self._flush(sink, destination)
+                done_in, done_out = self._write_into(sink, source, info, name, destination)
             else:
                 done_in, done_out = self.write_atomically(source, destination, info, name)
         finally:
@@ -248,6 +242,14 @@ class Runner:
             raise
         except OSError as exc:
             raise OutputError(output_name, exc) from None
+
+    def _write_into(self, sink, source, info, name: str, destination: str):
+        """Code into an already open sink (a descriptor or a device) and flush it."""
+        with sink:
+            self._refuse_terminal(sink)
+            done = self.transform(source, sink, info, name, destination)
+            self._flush(sink, destination)
+        return done
 
     def write_atomically(self, source, destination: str, info, name: str):
         import tempfile

@@ -20,6 +20,7 @@ import pytest
 
 from nncompress.model import rnnme
 from nncompress.model.rnnme import RNNME, RNNMEParams
+from nncompress.model.reference import hash32
 
 MASK32 = 0xFFFFFFFF
 
@@ -40,14 +41,8 @@ def _round32(x: float) -> float:
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-def _mix32(a: int, b: int) -> int:
-    h = ((a & MASK32) * 0x2E2E7B3 + (b & MASK32) * 0x5BD1E995 + 0x3C6EF372) & MASK32
-    h ^= h >> 15
-    h = (h * 0x2C1B3C6D) & MASK32
-    h ^= h >> 12
-    h = (h * 0x297A2D39) & MASK32
-    h ^= h >> 15
-    return h
+# the plain-Python twin of the model's hash (the reference twin's, shared)
+_mix32 = hash32
 
 
 class TwinRNNME:
