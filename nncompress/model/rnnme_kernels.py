@@ -50,32 +50,30 @@ from .rnnme_config import (
 # ---- kernels ------------------------------------------------------------------------------------
 
 @kernel(inline=True)
-def table_tanh(fp, act, x):
-    t = (x + fp[F_ACT_LO]) * fp[F_ACT_STEPS]
+def table_lookup(fp, table, x, lo, steps):
+    """Linear interpolation in a table covering [-fp[lo], ...) at fp[steps] entries per unit;
+    below the range reads the first entry, above it the last."""
+    t = (x + fp[lo]) * fp[steps]
     if t <= fp[F_ZERO]:
-        return act[0]
-    last = act.shape[0] - 2
+        return table[0]
+    last = table.shape[0] - 2
     ti = np.floor(t)  # exact, and stays in the table's float type
     i = int(ti)
     if i >= last:
-        return act[last]
+        return table[last]
     f = t - ti
-    return act[i] + (act[i + 1] - act[i]) * f
+    return table[i] + (table[i + 1] - table[i]) * f
+
+
+@kernel(inline=True)
+def table_tanh(fp, act, x):
+    return table_lookup(fp, act, x, F_ACT_LO, F_ACT_STEPS)
 
 
 @kernel(inline=True)
 def table_exp(fp, expt, x):
     """exp(x) for x <= 0 (x below the table's range reads as its first entry)."""
-    t = (x + fp[F_EXP_LO]) * fp[F_EXP_STEPS]
-    if t <= fp[F_ZERO]:
-        return expt[0]
-    last = expt.shape[0] - 2
-    ti = np.floor(t)
-    i = int(ti)
-    if i >= last:
-        return expt[last]
-    f = t - ti
-    return expt[i] + (expt[i + 1] - expt[i]) * f
+    return table_lookup(fp, expt, x, F_EXP_LO, F_EXP_STEPS)
 
 
 @kernel(inline=True)
