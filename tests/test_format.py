@@ -77,6 +77,33 @@ def test_model_params_round_trip():
         ModelParams.from_ints([1, 2, 3])
 
 
+def test_extension_parameters_are_off_in_older_headers():
+    """A parameter added later reads as its "off" value from a header that lacks it, and an archive
+    that leaves every extension off writes exactly the integers an older nncompress wrote."""
+    from dataclasses import dataclass
+
+    from nncompress.model.params import ModelParams, extension
+
+    @dataclass(frozen=True)
+    class Later(ModelParams):
+        first_new: int = extension(0)
+        second_new: int = extension(5)
+
+    old = ModelParams().to_ints()
+    assert Later().to_ints() == old
+    assert Later.from_ints(old) == Later()
+    assert Later(first_new=3).to_ints() == old + [3]
+    assert Later(second_new=7).to_ints() == old + [0, 7]
+    assert Later.from_ints(old + [0, 7]) == Later(second_new=7)
+    with pytest.raises(ValueError, match="too long"):
+        Later.from_ints(old + [0, 7, 1])
+    with pytest.raises(ValueError, match="too long"):
+        ModelParams.from_ints(old + [1])
+    with pytest.raises(ValueError, match="context count"):
+        count_at = len(ModelParams.base_names())
+        ModelParams.from_ints(old[:count_at] + [old[count_at] + 5] + old[count_at + 1 :])
+
+
 def test_negative_varint_refused():
     with pytest.raises(ValueError, match="^varints are unsigned$"):
         fmt.put_varint(bytearray(), -1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from .kinds import MAX_CONTEXTS, Context, Selector, selector_mask
 
@@ -16,6 +16,11 @@ INDIRECT1, INDIRECT2, CLASS_MASK, WORD_CLASSES = (Context.INDIRECT1, Context.IND
 CLASS_MASK8, CLASS_RUNS, CLASS_RUNS_ORDER1, WORD_CLASS_RUNS = (
     Context.CLASS_MASK8, Context.CLASS_RUNS, Context.CLASS_RUNS_ORDER1, Context.WORD_CLASS_RUNS)
 KNOWN_KINDS = frozenset(int(k) for k in Context)
+
+
+def extension(off: int):
+    """A parameter added after format 1 was released; `off` must reproduce the older model exactly."""
+    return field(default=off, metadata={"extension": True})
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,12 @@ class ModelParams:
     sm_limit: int = 1023  # bit-history probability tables adapt at rate 1/min(n + 1.5, limit + 1.5)
     apm1_order: int = 0  # first APM's rows: 0 the partial byte, 1 the partial byte and the previous byte
     state_table: int = 0  # bit-history state machine variant (statetable.VARIANTS)
+
+    # Extension fields (declared with extension()) come after the context list in the header, in
+    # declaration order, with trailing "off" values left out: a format-1 header written before a
+    # field existed simply lacks it and reads as off, and an archive that uses no extension is
+    # byte-identical to one written before extensions existed.  Append new fields below only,
+    # never reorder them, and give each the default that reproduces the old model exactly.
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -88,21 +99,40 @@ class ModelParams:
                 raise ValueError(message)
         return self
 
-    # Header encoding: the scalar fields in declaration order, then the context list; all varints.
+    @classmethod
+    def base_names(cls) -> list:
+        """The scalar fields every format-1 header carries, in header order."""
+        return [f.name for f in fields(cls) if f.name != "contexts" and not f.metadata.get("extension")]
+
+    @classmethod
+    def extension_names(cls) -> list:
+        return [f.name for f in fields(cls) if f.metadata.get("extension")]
+
+    # Header encoding: the base scalars in declaration order, the context list, then the extension
+    # fields up to the last one that is not at its default ("off"); all varints.
     def to_ints(self) -> list:
-        scalars = [getattr(self, f.name) for f in fields(self) if f.name != "contexts"]
-        return scalars + [len(self.contexts), *self.contexts]
+        base = [getattr(self, name) for name in self.base_names()]
+        extensions = [getattr(self, name) for name in self.extension_names()]
+        defaults = [f.default for f in fields(self) if f.metadata.get("extension")]
+        while extensions and extensions[-1] == defaults[len(extensions) - 1]:
+            extensions.pop()
+        return base + [len(self.contexts), *self.contexts] + extensions
 
     @classmethod
     def from_ints(cls, values: list) -> "ModelParams":
-        names = [f.name for f in fields(cls) if f.name != "contexts"]
+        names = cls.base_names()
         if len(values) < len(names) + 1:
             raise ValueError("model parameter block is too short")
         kwargs = dict(zip(names, values[: len(names)]))
         count = values[len(names)]
-        contexts = tuple(values[len(names) + 1 :])
-        if len(contexts) != count:
+        rest = values[len(names) + 1 :]
+        if count > len(rest):
             raise ValueError("model parameter block has a wrong context count")
+        contexts, extensions = tuple(rest[:count]), rest[count:]
+        extension_names = cls.extension_names()
+        if len(extensions) > len(extension_names):
+            raise ValueError("model parameter block is too long (made by a newer nncompress?)")
+        kwargs.update(zip(extension_names, extensions))
         return cls(contexts=contexts, **kwargs).validate()
 
     def describe(self) -> dict:
