@@ -15,6 +15,7 @@ bounded too.  One thread per worker process is right: the kernels hold the GIL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 
@@ -37,6 +38,23 @@ def connect(address: str, timeout: float = 30):
     """A distributed.Client for a scheduler address such as tcp://host:8786."""
     distributed = _distributed()
     return distributed.Client(address, timeout=timeout, set_as_default=False)
+
+
+@contextlib.contextmanager
+def connected(address: str | None):
+    """A client for `address` for the length of a with-block (None: yields None, run locally).
+    A scheduler that cannot be reached is an NNCError, not a traceback."""
+    if not address:
+        yield None
+        return
+    try:
+        client = connect(address)
+    except (OSError, TimeoutError) as exc:
+        raise NNCError(f"cannot reach the cluster at {address}: {exc}") from None
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def address_from(option: str | None) -> str | None:

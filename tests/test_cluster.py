@@ -80,3 +80,35 @@ def test_killed_worker_changes_nothing(client, sample_text):
     assert killed
     assert sink.getvalue() == expected
     client.wait_for_workers(2, timeout=120)  # the nanny restarts it, for the other tests
+
+
+def test_bench_and_analyze_fan_out_to_the_cluster(client, text, tmp_path, capsys):
+    """`bench --cluster` and `analyze --cluster` run their jobs on the workers (the file travels
+    with the job) and report what a local run reports: the same sizes and bpc."""
+    import json
+
+    from nncompress.analysis.command import main as analyze_main
+    from nncompress.benchmark.command import main as bench_main
+
+    src = tmp_path / "doc.txt"
+    src.write_bytes(text[:6000])
+    address = client.scheduler.address
+    runs = {}
+    for where, extra in (("local", []), ("cluster", ["--cluster", address])):
+        out = tmp_path / f"bench-{where}.json"
+        assert bench_main([str(src), "--with", "gzip", "--levels", "1", "--min-time", "0", "-q",
+                           "--json", str(out), *extra]) == 0
+        rows = json.loads(out.read_text())["results"]
+        runs[where] = sorted((r["compressor"], r["compressed"], r["roundtrip"]) for r in rows)
+    assert runs["cluster"] == runs["local"]
+    assert len(runs["local"]) == 2 and all(rt == "ok" for _, _, rt in runs["local"])
+    capsys.readouterr()
+
+    reports = {}
+    for where, extra in (("local", []), ("cluster", ["--cluster", address])):
+        out = tmp_path / f"analyze-{where}.json"
+        assert analyze_main([str(src), "-l", "1", "--no-reference", "-q", "--json", str(out), *extra]) == 0
+        (entry,) = json.loads(out.read_text())["files"]
+        reports[where] = (entry["name"], entry["path"], entry["nncompress"]["compressed_bytes"],
+                          entry["nncompress"]["code_length_bits"], entry["entropy"])
+    assert reports["cluster"] == reports["local"]

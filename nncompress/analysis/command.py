@@ -8,7 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from .. import cluster
 from ..corpora import CorpusError
+from ..errors import NNCError
 from ..plotting import PlotUnavailable, require_matplotlib
 from ..presets import DEFAULT_LEVEL
 from .entropy import HIGH_ORDER_NOTE
@@ -41,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder holding the corpus files (else $NNC_CORPORA, else the cache "
                              "'nncompress bench fetch' writes to)")
     parser.add_argument("--no-reference", action="store_true", help="skip gzip, xz and PAQ")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="analyse the files on a dask.distributed cluster (e.g. tcp://host:8786; "
+                             "default $NNC_CLUSTER); each file's bytes travel with its job")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     return parser
 
@@ -71,9 +76,10 @@ def _main(argv=None) -> int:
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     keep = bool(args.plot or args.html)
     try:
-        report = analyze_paths(args.inputs, args.level, references=not args.no_reference,
-                               keep_costs=keep, corpora_dir=args.corpora, log=log)
-    except CorpusError as exc:
+        with cluster.connected(cluster.address_from(args.cluster)) as client:
+            report = analyze_paths(args.inputs, args.level, references=not args.no_reference,
+                                   keep_costs=keep, corpora_dir=args.corpora, log=log, client=client)
+    except (CorpusError, NNCError) as exc:
         print(f"nncompress analyze: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -111,17 +111,30 @@ def set_summary(name: str, results: list[dict]) -> dict:
 
 
 def analyze_paths(inputs: list[str], level: int = DEFAULT_LEVEL, *, references: bool = True,
-                  keep_costs: bool = False, corpora_dir: str | None = None, log=None) -> dict:
+                  keep_costs: bool = False, corpora_dir: str | None = None, log=None,
+                  client=None) -> dict:
     """Analyse files, directories and corpus sets (resolved by `nncompress.targets.resolve`, the
-    rule `nncompress bench` uses); a directory or a set also gets a `set_summary`."""
+    rule `nncompress bench` uses); a directory or a set also gets a `set_summary`.  With a
+    dask.distributed ``client`` every file is analysed on the cluster (its bytes travel with the
+    task), all at once; the report is the same."""
+    resolved = [(target.set, list(target.files)) for target in targets.resolve(inputs, corpora_dir)]
+    futures = {}
+    if client is not None:
+        for _, paths in resolved:
+            for path in paths:
+                if path not in futures:
+                    futures[path] = client.submit(analyze_file, path.read_bytes(), level, name=path.name,
+                                                  references=references, keep_costs=keep_costs, pure=False)
     files, sets = [], []
-    for target in targets.resolve(inputs, corpora_dir):
-        set_name, paths = target.set, target.files
+    for set_name, paths in resolved:
         results = []
         for path in paths:
             if log:
-                log(f"analyzing {path} ({path.stat().st_size:,} bytes) ...")
-            r = analyze_file(path, level, references=references, keep_costs=keep_costs)
+                log(f"analyzing {path} ({path.stat().st_size:,} bytes){' on the cluster' if futures else ''} ...")
+            if futures:
+                r = dict(futures[path].result(), path=str(path))
+            else:
+                r = analyze_file(path, level, references=references, keep_costs=keep_costs)
             if set_name:
                 r["set"] = set_name
             results.append(r)

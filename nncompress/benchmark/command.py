@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .. import corpora
+from ..errors import NNCError
 from ..comparators import ALL_KEYS, nncompress_comparator, parse_levels, select_comparators
 from ..plotting import PlotUnavailable, require_matplotlib
 from .measurement import DEFAULT_TIMEOUT, run, system_info
@@ -40,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"repeat each timed call until this many seconds (default {DEFAULT_MIN_TIME})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed per worker")
     parser.add_argument("--list", action="store_true", help="list corpus sets and comparators, then exit")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the measurements on a dask.distributed cluster (e.g. tcp://host:8786; "
+                             "default $NNC_CLUSTER): files travel with the jobs; speeds and memory are "
+                             "the workers', so give each worker a core of its own")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
     return parser
 
@@ -77,8 +82,18 @@ def main(argv=None) -> int:
         print("nncompress bench: nothing to run (no comparators and no levels)", file=sys.stderr)
         return 1
     meta = system_info(comparators) | {"command": "nncompress bench " + " ".join(argv)}
-    report = run([(f, comparators) for f in files], groups, min_time=args.min_time, timeout=args.timeout,
-                 progress=not args.quiet, meta=meta)
+    from .. import cluster  # only now: it imports the codec, which the measuring parent never needs
+
+    address = cluster.address_from(args.cluster)
+    try:
+        with cluster.connected(address) as client:
+            if client is not None:
+                meta["cluster"] = address
+            report = run([(f, comparators) for f in files], groups, min_time=args.min_time,
+                         timeout=args.timeout, progress=not args.quiet, meta=meta, client=client)
+    except NNCError as exc:
+        print(f"nncompress bench: {exc}", file=sys.stderr)
+        return 1
     sys.stdout.write(format_text(report))
     preamble = (f"# nncompress bench\n\n{meta['date']}; {meta['cpu']}, {meta['cores']} cores; "
                 f"Python {meta['python']}\n\n`{meta['command']}`\n")

@@ -100,6 +100,18 @@ def measure(path: Path, data: bytes, comparator: Comparator, *, min_time: float 
 
 
 
+def measure_shipped(name: str, data: bytes, comparator: Comparator, min_time: float, timeout: float) -> dict:
+    """`measure` on a cluster worker: the file travels with the task (a worker on another machine
+    cannot read the client's path), is written to the worker's temporary folder and measured there."""
+    tmp = Path(tempfile.mkdtemp(prefix="nncbench-in-"))
+    try:
+        path = tmp / Path(name).name
+        path.write_bytes(data)
+        return measure(path, data, comparator, min_time=min_time, timeout=timeout)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def cache_key(sha256: str, comparator: Comparator) -> str:
     return f"{sha256}:{comparator.key}:{comparator.version}"
 
@@ -129,8 +141,11 @@ def save_cache(path, report: Report, keep=lambda comparator: comparator.spec["ty
 
 def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[str]], *,
         cache: dict[str, dict] | None = None, min_time: float = DEFAULT_MIN_TIME,
-        timeout: float = DEFAULT_TIMEOUT, progress: bool = True, meta: dict | None = None) -> Report:
-    """Measure every (file, comparator) of the plan; rows found in ``cache`` are reused."""
+        timeout: float = DEFAULT_TIMEOUT, progress: bool = True, meta: dict | None = None,
+        client=None) -> Report:
+    """Measure every (file, comparator) of the plan; rows found in ``cache`` are reused.  With a
+    dask.distributed ``client`` the measurements run on its workers, all submitted at once and
+    collected in plan order (the report is the same shape; speeds are the workers')."""
     comparators: dict[str, Comparator] = {}
     for _, comps in plan:
         for c in comps:
@@ -142,6 +157,7 @@ def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[s
         from tqdm import tqdm
 
         bar = tqdm(total=len(jobs), file=sys.stderr, unit="run", leave=False, dynamic_ncols=True)
+    remote = _submit_all(client, jobs, cache, min_time, timeout) if client is not None else {}
     try:
         data_cache: tuple[str, bytes] | None = None
         for index, (bench_file, comparator) in enumerate(jobs, 1):
@@ -150,6 +166,8 @@ def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[s
             hit = cache.get(cache_key(bench_file.sha256, comparator)) if cache else None
             if hit is not None:
                 row = dict(hit, cached=True, label=comparator.label)
+            elif client is not None:
+                row = remote[index].result()
             else:
                 if data_cache is None or data_cache[0] != str(bench_file.path):
                     data_cache = (str(bench_file.path), bench_file.path.read_bytes())
@@ -165,10 +183,23 @@ def run(plan: list[tuple[BenchFile, list[Comparator]]], groups: dict[str, list[s
     finally:
         if bar is not None:
             bar.close()
+        if remote:
+            client.cancel([f for f in remote.values() if not f.done()])
     if hasattr(os, "getloadavg"):
         report.meta["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
+
+
+def _submit_all(client, jobs, cache, min_time, timeout) -> dict:
+    """Every uncached job as a task: {job index (1-based): future}."""
+    futures = {}
+    for index, (bench_file, comparator) in enumerate(jobs, 1):
+        if cache and cache_key(bench_file.sha256, comparator) in cache:
+            continue
+        futures[index] = client.submit(measure_shipped, bench_file.name, bench_file.path.read_bytes(),
+                                       comparator, min_time, timeout, pure=False)
+    return futures
 
 
 def cpu_model() -> str:
