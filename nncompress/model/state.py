@@ -118,15 +118,6 @@ def _config(d: Dims) -> np.ndarray:
     return cfg
 
 
-def _mixer_weights(d: Dims) -> np.ndarray:
-    """1/4 on the first input of each context and on every shared input, 0 elsewhere."""
-    ci = d.params.ctx_inputs
-    w = np.zeros((d.mixer_rows, d.ninputs), dtype=np.int32)
-    w[:, : d.nctx * ci : ci] = (1 << 16) // 4
-    w[:, d.nctx * ci :] = (1 << 16) // 4
-    return w
-
-
 def _apm_rows(rows: int) -> np.ndarray:
     """Every row starts as the identity map: 33 points over the stretch domain, 16-bit."""
     points = [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)]
@@ -180,7 +171,8 @@ FIELDS = (
     Field("msm_p", "int32", lambda d: (64,), "match", 1 << 21),
     Field("msm_n", "int32", lambda d: (64,), "match"),
     # mixers: first-layer weight sets (rows of all selectors, stacked) and the final mixer
-    Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer", _mixer_weights),
+    # rows start at 0 and receive their initial weights when first read (mixer.initial_row)
+    Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer"),
     Field("mixn", "int32", lambda d: (d.mixer_rows,), "mixer"),
     Field("fmixw", "int32", lambda d: (256, MAX_SELECTORS), "mixer", lambda d: (1 << 16) // d.nsel),
     Field("squash", "int32", lambda d: (4096,), "mixer", lambda d: detmath.SQUASH, twin=False),
