@@ -56,7 +56,8 @@ class StreamEncoder:
             raise ValueError(f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}")
         if format_version not in fmt.READABLE_VERSIONS:
             raise ValueError(f"format_version must be one of {fmt.READABLE_VERSIONS}")
-        self.params = fit_to_input(params.validate(), size if format_version >= 2 else None)
+        self._size = size if format_version >= 2 else None
+        self.params = fit_to_input(params.validate(), self._size)
         if model_memory(self.params) > MAX_MODEL_MEMORY:
             raise ValueError(f"these model parameters need {model_memory(self.params) >> 20} MiB, "
                              f"more than the {MAX_MODEL_MEMORY >> 20} MiB a decoder accepts")
@@ -87,7 +88,7 @@ class StreamEncoder:
         if self._last_written:
             raise ValueError("the stream's last block was already written")
         if self._predictor is None:
-            self._predictor = Predictor(self.params)
+            self._predictor = Predictor(self.params, self._size)
         raw = bytes(raw)
         encoder = NibbleEncoder()
         for start in range(0, len(raw), ENCODE_CHUNK):
@@ -152,8 +153,10 @@ class BlockDecoder:
 
     def begin(self, frame: fmt.BlockFrame, payload: bytes) -> None:
         if self._predictor is None:
+            # a stream whose first block is its last is known to be that long
+            size = frame.raw_len if frame.last else None
             try:
-                self._predictor = Predictor(self.params)
+                self._predictor = Predictor(self.params, size)
             except MemoryError:
                 raise NNCError("not enough memory for this archive's model "
                                f"({model_memory(self.params) >> 20} MiB)") from None

@@ -179,7 +179,7 @@ class SizeRule:
 SIZE_RULES = (
     # context tables: 16-byte slots, at most 2 claimed per input byte and context (one per
     # nibble), so 256 bytes per input byte keeps each table under 1/8 full (4-way buckets)
-    SizeRule("table_bits", 12, 8),
+    SizeRule("table_bits", 12, 6),
     # the history ring holds the whole input twice over: it never wraps, so every byte it is
     # asked for is the byte a full-size ring returns
     SizeRule("history_bits", 10, 1),
