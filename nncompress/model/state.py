@@ -119,10 +119,10 @@ def _config(d: Dims) -> np.ndarray:
     return cfg
 
 
-def _apm_rows(rows: int) -> np.ndarray:
-    """Every row starts as the identity map: 33 points over the stretch domain, 16-bit."""
-    points = [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)]
-    return np.tile(np.array(points, dtype=np.int32), (rows, 1))
+def _apm_identity(d: Dims) -> np.ndarray:
+    """An APM row's starting points, the identity map: 33 points over the stretch domain, 16-bit."""
+    return np.array([detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
+                    dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -179,9 +179,12 @@ FIELDS = (
     Field("squash", "int32", lambda d: (4096,), "mixer", lambda d: detmath.SQUASH, twin=False),
     Field("stretch", "int32", lambda d: (4096,), "mixer", lambda d: detmath.STRETCH, twin=False),
     # adaptive probability maps
-    Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm",
-          lambda d: _apm_rows(256 << (8 * d.params.apm1_order))),
-    Field("apm2", "int32", lambda d: (1 << 16, 33), "apm", lambda d: _apm_rows(1 << 16)),
+    # rows start at 0 and receive the identity map when first read (apm.apm_row)
+    Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm"),
+    Field("apm2", "int32", lambda d: (1 << 16, 33), "apm"),
+    Field("apm1_ready", "uint8", lambda d: (256 << (8 * d.params.apm1_order),), "apm", twin=False),
+    Field("apm2_ready", "uint8", lambda d: (1 << 16,), "apm", twin=False),
+    Field("apm_identity", "int32", lambda d: (33,), "apm", _apm_identity, twin=False),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
