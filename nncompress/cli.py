@@ -326,11 +326,12 @@ class Runner:
         if self.mode == "compress":
             from .format import DEFAULT_SEGMENT_SIZE
 
-            segmenting = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
+            options = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
                 {"segment_size": self.args.segment_size}
+            if self.declared_size(info) is not None:  # a regular file: the model is sized to it
+                options["size"] = self.declared_size(info)
             with self.progress(size, os.path.basename(name)) as update:
-                compressor = NNCompressor(self.level, progress=update, size=self.declared_size(info),
-                                          **segmenting)
+                compressor = NNCompressor(self.level, progress=update, **options)
                 while chunk := counted.read(READ_CHUNK):
                     out = compressor.compress(chunk)
                     written += len(out)
