@@ -340,3 +340,22 @@ def test_plot_without_matplotlib_fails_before_the_work(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "--plot" in err and "matplotlib is not installed" in err and "Traceback" not in err
     assert not js.exists() and not page.exists()
+
+
+def test_learning_curve_plot_has_a_cumulative_panel(tmp_path):
+    """Issue 15 item 16: beside the moving average, the cost so far against the comparators."""
+    pytest.importorskip("matplotlib")
+    from nncompress.analysis.plot import cumulative_average, write_plot
+
+    x, y = cumulative_average(np.array([2.0, 4.0, 6.0]))
+    assert x.tolist() == [1, 2, 3] and y.tolist() == [2.0, 3.0, 4.0]
+    rng = np.random.default_rng(0)
+    result = {"name": "synthetic", "bytes": 3000,
+              "nncompress": {"level": 6, "code_length_bpc": 2.5},
+              "costs": {"nncompress": rng.uniform(1, 4, 3000), "order2": rng.uniform(2, 5, 3000)},
+              "reference": {"gzip": {"bpc": 3.1}, "xz": {"bpc": 2.9}}}
+    out = write_plot([result], str(tmp_path / "curve.png"))
+    import matplotlib.image
+
+    height, width = matplotlib.image.imread(out).shape[:2]
+    assert width > 3 * height  # two panels side by side in one row
