@@ -193,7 +193,8 @@ def test_model_memory_terms():
     assert grows(history_bits=13) == 1 << 12
     assert grows(match_bits=11) == 8 << 10
     assert grows(match_min=0) <= 8 - (8 << 10)  # the match model's hash table (at least) goes
-    assert grows(rnn_hidden=2) > 0 and grows(apm1_order=1) == (256 << 8) * 33 * 4 - 256 * 33 * 4
+    # an APM row: 33 int32 points and its "initialised" flag byte (apm.apm_row)
+    assert grows(rnn_hidden=2) > 0 and grows(apm1_order=1) == ((256 << 8) - 256) * (33 * 4 + 1)
 
 
 def test_only_verified_blocks_are_released():
