@@ -1,6 +1,6 @@
 """The .nnc container: header, framed blocks, trailer.  Pure byte layout; no model, no coder.
 
-Version 2 (written since 0.2; issue 15: a 6-byte file had 66 bytes of overhead):
+Version 2 (what nncompress writes; issue 15: a 6-byte file had 66 bytes of overhead in version 1):
 
     stream  := header block* last-block trailer?
     header  := MAGIC(4) version=2(1) varint(preset << 1 | custom_block_size) params
