@@ -15,10 +15,9 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .errors import NNCError
-from .model.params import ModelParams
+from .model.params import ModelParams, fit_to_input
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .model.state import model_memory
-from .model.params import fit_to_input
 from .presets import DEFAULT_LEVEL, header_fields, header_params, params_for_level
 
 # Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
@@ -42,8 +41,9 @@ class StreamEncoder:
     stream's final one when known), then end().
 
     size: the stream's input size when known: the model is then sized to it (fit_to_input), and
-    the header records the fitted sizes.  format_version 1 writes what nncompress 0.1 wrote (the
-    golden tests use it to pin the model; no fitting is applied unless asked)."""
+    the header records the fitted sizes.  format_version 1 writes exactly what nncompress 0.1
+    wrote, the preset's full-size model whatever the size (the golden tests use it to pin the
+    model)."""
 
     def __init__(self, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
                  block_size: int = fmt.DEFAULT_BLOCK_SIZE, *, size: int | None = None,
