@@ -26,15 +26,17 @@ class NNCompressor:
     Data is coded in blocks (1 MiB by default), so output appears once a block is full and more
     data follows it; every segment_size bytes (16 MiB by default) a new, independent stream starts
     (segments.py).  size: the total input size, when known, sizes the model to it (a small input
-    then needs little memory and a short header); the data may differ from it and still round-trip."""
+    then needs little memory and a short header); the data may differ from it and still round-trip.
+    preset_id: a registered preset (nncompress.presets.PRESETS) instead of a level, e.g. to write
+    what a level meant before it was given new parameters."""
 
     def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
                  block_size: int = fmt.DEFAULT_BLOCK_SIZE,
                  segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None,
-                 size: int | None = None):
+                 size: int | None = None, preset_id: int | None = None):
         # a fresh stream (an independent segment) every segment_size bytes; None: one stream
         self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress,
-                                                      size=size)
+                                                      size=size, preset_id=preset_id)
 
     def __reduce__(self):
         # like lzma: a copy would share the model's arrays with the original, and both would

@@ -18,7 +18,8 @@ from .errors import NNCError
 from .model.params import ModelParams, fit_to_input
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .model.state import model_memory
-from .presets import DEFAULT_LEVEL, header_fields, header_params, params_for_level
+from .presets import (DEFAULT_LEVEL, LEVEL_PRESET, PRESETS, header_fields, header_params,
+                      params_for_level)
 
 # Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
 ENCODE_CHUNK = 1 << 16
@@ -43,13 +44,20 @@ class StreamEncoder:
     size: the stream's input size when known: the model is then sized to it (fit_to_input), and
     the header records the fitted sizes.  format_version 1 writes exactly what nncompress 0.1
     wrote, the preset's full-size model whatever the size (the golden tests use it to pin the
-    model)."""
+    model).  preset_id: a registered preset by id instead of a level (to reproduce archives made
+    when a level meant an older preset)."""
 
     def __init__(self, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
                  block_size: int = fmt.DEFAULT_BLOCK_SIZE, *, size: int | None = None,
-                 format_version: int = fmt.FORMAT_VERSION):
-        if params is None:
-            params = params_for_level(level)
+                 format_version: int = fmt.FORMAT_VERSION, preset_id: int | None = None):
+        if preset_id is not None:  # a registered preset by id, whatever its level means now
+            if params is not None:
+                raise ValueError("give params or preset_id, not both")
+            if preset_id not in PRESETS:
+                raise ValueError(f"no registered preset {preset_id}")
+            params, level = PRESETS[preset_id].params, PRESETS[preset_id].level
+        elif params is None:
+            params, preset_id = params_for_level(level), LEVEL_PRESET[level]
         else:
             level = 0
         if not 1 <= block_size <= fmt.MAX_BLOCK_SIZE:
@@ -66,7 +74,7 @@ class StreamEncoder:
         if format_version == 1:
             self._header = fmt.Header(1, level, tuple(self.params.to_ints()), block_size)
         else:
-            preset, overrides, full = header_fields(self.params, level)
+            preset, overrides, full = header_fields(self.params, preset_id)
             self._header = fmt.Header(format_version, 0, full, block_size, preset, overrides)
         self._predictor: Predictor | None = None  # allocated with the first block
         self._total = 0

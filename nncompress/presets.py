@@ -95,12 +95,12 @@ def params_for_level(level: int) -> ModelParams:
     return LEVELS[level]
 
 
-def header_fields(params: ModelParams, level: int) -> tuple[int, tuple, tuple]:
-    """(preset id, overrides, full parameter list) for a format-2 header: the level's preset and
-    the scalar fields that differ from it (e.g. fit_to_input's sizes), or preset 0 and every
-    parameter when level is 0 (custom) or the context lists differ."""
-    preset = LEVEL_PRESET.get(level)
-    if preset is not None:
+def header_fields(params: ModelParams, preset: int | None) -> tuple[int, tuple, tuple]:
+    """(preset id, overrides, full parameter list) for a format-2 header: the registered preset
+    the parameters were derived from and the scalar fields that differ from it (e.g.
+    fit_to_input's sizes), or preset 0 and every parameter when preset is None or 0 (custom
+    parameters) or the context lists differ."""
+    if preset:
         overrides = params.overrides_from(PRESETS[preset].params)
         if overrides is not None:
             return preset, overrides, ()

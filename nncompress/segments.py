@@ -68,10 +68,11 @@ class SegmentedCompressor:
 
     def __init__(self, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE,
                  segment_size: int | None = DEFAULT_SEGMENT_SIZE, progress=None, *,
-                 size: int | None = None, format_version: int = fmt.FORMAT_VERSION):
+                 size: int | None = None, format_version: int = fmt.FORMAT_VERSION,
+                 preset_id: int | None = None):
         # made now so that bad parameters fail at once (it allocates no model)
-        StreamEncoder(level, params, block_size, format_version=format_version)
-        self._level, self._params = level, params
+        StreamEncoder(level, params, block_size, format_version=format_version, preset_id=preset_id)
+        self._level, self._params, self._preset_id = level, params, preset_id
         self._block_size = block_size
         self._segment_size = check_segment_size(segment_size)
         self._declared = size
@@ -92,7 +93,7 @@ class SegmentedCompressor:
             size = fitted_size(whole_length, self._segment_start, self._declared, self._block_size,
                                self._segment_size)
             self._encoder = StreamEncoder(self._level, self._params, self._block_size, size=size,
-                                          format_version=self._format_version)
+                                          format_version=self._format_version, preset_id=self._preset_id)
             out = self._encoder.header()
         self._in_segment += len(raw)
         return out + self._encoder.block(raw, self._progress, last=last)
@@ -141,7 +142,7 @@ class SegmentedCompressor:
             self._encoder = StreamEncoder(self._level, self._params, self._block_size,
                                           size=fitted_size(0, 0, self._declared, self._block_size,
                                                            self._segment_size),
-                                          format_version=self._format_version)
+                                          format_version=self._format_version, preset_id=self._preset_id)
             out += self._encoder.header()
         out += self._end_segment()
         self._finished = True
@@ -149,11 +150,12 @@ class SegmentedCompressor:
 
 
 def compress_segment(data: bytes, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE, *,
-                     size: int | None = None, format_version: int = fmt.FORMAT_VERSION) -> bytes:
+                     size: int | None = None, format_version: int = fmt.FORMAT_VERSION,
+                     preset_id: int | None = None) -> bytes:
     """One segment's stream: what SegmentedCompressor writes for these bytes of input, with the
     model sized to `size` (fitted_size; None: full size)."""
     compressor = SegmentedCompressor(level, params, block_size, segment_size=None,
-                                     size=size, format_version=format_version)
+                                     size=size, format_version=format_version, preset_id=preset_id)
     return compressor.compress(data) + compressor.flush()
 
 

@@ -274,7 +274,7 @@ def test_twin_encoder_reproduces_golden_archives(monkeypatch):
     monkeypatch.setattr(coder, "BACKEND", "twin")
     for entry in MANIFEST["entries"]:
         data = (GOLDEN / entry["input"]).read_bytes()
-        archive = compress_segment(data, entry["level"], format_version=1)
+        archive = compress_segment(data, entry["level"], format_version=1, preset_id=entry["level"])
         assert hashlib.sha256(archive).hexdigest() == entry["archive_sha256"], entry["archive"]
     import importlib.util
 

@@ -42,8 +42,10 @@ _spec.loader.exec_module(make_v2)
 
 
 def compress_v1(data: bytes, level: int, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
-    """What nncompress 0.1 wrote: one format-1 stream, the preset's full-size model."""
-    return segments.compress_segment(data, level, params, block_size, format_version=1)
+    """What nncompress 0.1 wrote: one format-1 stream, the preset's full-size model.  Registered
+    presets 1..9 are the parameters levels 1..9 had then (frozen), whatever the levels mean now."""
+    return segments.compress_segment(data, level, params, block_size, format_version=1,
+                                     preset_id=None if params else level)
 
 
 def ident(entry):
@@ -133,7 +135,8 @@ for e in json.loads((structures / "manifest.json").read_text())["entries"]:
     if hashlib.sha256(nncompress.decompress(archive)).hexdigest() != e["input_sha256"]:
         bad.append(("decode", e["archive"]))
     params = ModelParams.from_ints(e["params"]) if e["params"] else None
-    again = compress_segment(data, e["level"] or 6, params, e["block_size"], format_version=1)
+    again = compress_segment(data, e["level"] or 6, params, e["block_size"], format_version=1,
+                             preset_id=None if params else e["level"])
     if hashlib.sha256(again).hexdigest() != e["archive_sha256"]:
         bad.append(("encode", e["archive"]))
 for e in json.loads((golden / "manifest.json").read_text())["entries"]:
@@ -141,7 +144,8 @@ for e in json.loads((golden / "manifest.json").read_text())["entries"]:
     archive = (golden / e["archive"]).read_bytes()
     if hashlib.sha256(nncompress.decompress(archive)).hexdigest() != e["input_sha256"]:
         bad.append(("decode", e["archive"]))
-    if hashlib.sha256(compress_segment(data, e["level"], format_version=1)).hexdigest() != e["archive_sha256"]:
+    again = compress_segment(data, e["level"], format_version=1, preset_id=e["level"])
+    if hashlib.sha256(again).hexdigest() != e["archive_sha256"]:
         bad.append(("encode", e["archive"]))
 spec = importlib.util.spec_from_file_location("make_v2", golden / "v2" / "make_v2.py")
 make_v2 = importlib.util.module_from_spec(spec)

@@ -51,15 +51,16 @@ def test_levels_are_the_newest_preset_for_each():
 
 def test_header_fields_name_the_preset_and_what_differs():
     base = params_for_level(6)
-    assert header_fields(base, 6) == (LEVEL_PRESET[6], (), ())
+    six = LEVEL_PRESET[6]
+    assert header_fields(base, six) == (six, (), ())
     fitted = fit_to_input(base, 1000)
-    preset, overrides, full = header_fields(fitted, 6)
+    preset, overrides, full = header_fields(fitted, six)
     assert preset == LEVEL_PRESET[6] and full == ()
     assert PRESETS[preset].params.with_overrides(overrides) == fitted
     # custom parameters (level 0), or a different context list: the full list
-    assert header_fields(base, 0) == (0, (), tuple(base.to_ints()))
+    assert header_fields(base, None) == header_fields(base, 0) == (0, (), tuple(base.to_ints()))
     other = dataclasses.replace(base, contexts=base.contexts[:-1])
-    assert header_fields(other, 6) == (0, (), tuple(other.to_ints()))
+    assert header_fields(other, six) == (0, (), tuple(other.to_ints()))
     with pytest.raises(ValueError, match="unknown field"):
         base.with_overrides(((len(ModelParams.scalar_names()), 1),))
     with pytest.raises(ValueError, match="table_bits"):
@@ -104,3 +105,25 @@ def test_history_fitted_to_the_input_predicts_exactly_as_the_full_ring(sample_te
     assert fitted.history_bits < params.history_bits
     full = Predictor(params).predict_known(data)
     assert (Predictor(fitted, len(data)).predict_known(data) == full).all()
+
+
+def test_an_archive_can_name_any_registered_preset(sample_text):
+    """preset_id writes what a level meant when it was registered (a level later given new
+    parameters still reproduces its old archives), and is refused for unknown ids."""
+    import nncompress
+    from nncompress.format import parse_header
+    from nncompress.presets import header_params
+
+    data = sample_text[:300]
+    for id_, preset in PRESETS.items():
+        c = nncompress.NNCompressor(preset.level, preset_id=id_, size=len(data))
+        archive = c.compress(data) + c.flush()
+        header = parse_header(archive)[0]
+        assert header.preset == id_ and header_params(header) == fit_to_input(preset.params, len(data))
+        assert nncompress.decompress(archive) == data
+        if id_ == LEVEL_PRESET[preset.level]:
+            assert archive == nncompress.compress(data, preset.level)
+    with pytest.raises(ValueError, match="no registered preset"):
+        nncompress.NNCompressor(6, preset_id=max(PRESETS) + 1)
+    with pytest.raises(ValueError, match="not both"):
+        nncompress.NNCompressor(6, preset_id=6, params=params_for_level(6))

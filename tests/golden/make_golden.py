@@ -81,7 +81,7 @@ def main() -> int:
     for name, data in INPUTS.items():
         (inputs_dir / f"{name}.bin").write_bytes(data)
         for level in LEVELS:
-            archive = compress_segment(data, level, format_version=1)
+            archive = compress_segment(data, level, format_version=1, preset_id=level)
             if nncompress.decompress(archive) != data:
                 raise SystemExit(f"round trip failed for {name} at level {level}")
             path = archives_dir / f"{name}-L{level}.nnc"

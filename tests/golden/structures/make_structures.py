@@ -95,7 +95,8 @@ def main() -> int:
         archive_path = HERE / f"{name}.nnc"
         if archive_path.exists():
             raise SystemExit(f"{archive_path.name} exists without a manifest entry: not overwriting")
-        archive = compress_segment(data, level or 6, params, block_size, format_version=1)
+        archive = compress_segment(data, level or 6, params, block_size, format_version=1,
+                                   preset_id=level)
         if nncompress.decompress(archive) != data:
             raise SystemExit(f"round trip failed for {name}")
         archive_path.write_bytes(archive)

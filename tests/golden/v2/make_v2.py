@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE.parents[2]))
 import nncompress  # noqa: E402
 from nncompress import format as fmt  # noqa: E402
 from nncompress.model.params import ModelParams  # noqa: E402
+from nncompress.presets import LEVEL_PRESET  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("make_structures", GOLDEN / "structures" / "make_structures.py")
 structures = importlib.util.module_from_spec(_spec)
@@ -62,12 +63,15 @@ def read_input(relative: str) -> bytes:
 
 
 def compress_entry(entry: dict, data: bytes) -> bytes:
-    """What nncompress writes for this entry (tests/test_golden.py calls this too)."""
+    """What nncompress writes for this entry (tests/test_golden.py calls this too).  A level's
+    entry names its registered preset by id, so it reproduces after the level is given new
+    parameters (a new preset id)."""
     params = ModelParams.from_ints(entry["params"]) if entry["params"] else None
     compressor = nncompress.NNCompressor(entry["level"] or 6, params=params,
                                          block_size=entry["block_size"],
                                          segment_size=entry["segment_size"],
-                                         size=len(data) if entry["declared_size"] else None)
+                                         size=len(data) if entry["declared_size"] else None,
+                                         preset_id=entry.get("preset"))
     return b"".join(compressor.compress(data[k : k + 4096]) for k in range(0, len(data), 4096)) \
         + compressor.flush()
 
@@ -99,6 +103,7 @@ def main() -> int:
             "input_size": len(data),
             "input_sha256": sha256(data),
             "level": level,
+            "preset": LEVEL_PRESET[level] if level else None,
             "params": params.to_ints() if params else None,
             "block_size": block_size,
             "segment_size": segment_size,
