@@ -33,6 +33,7 @@ from nncompress import format as fmt  # noqa: E402
 from nncompress.api import NNDecompressor  # noqa: E402
 from nncompress.codec import StreamDecoder  # noqa: E402
 from nncompress.format import NNCError  # noqa: E402
+from nncompress.segments import compress_segment  # noqa: E402
 
 TEXT = (b"It was the best of times, it was the worst of times, it was the age of wisdom, it was "
         b"the age of foolishness, it was the epoch of belief, it was the epoch of incredulity.\n"
@@ -64,26 +65,50 @@ def corpus(seed: int = 0) -> list[tuple[str, bytes, bytes]]:
             out.append((f"{name}/1/bs32", data, nncompress.compress(data, 1, block_size=32)))
     for name in ("text", "random64"):
         out.append((f"{name}/3/bs100", inputs[name], nncompress.compress(inputs[name], 3, block_size=100)))
+    # format 1 (what nncompress 0.1 wrote): its decoder is fuzzed too
+    for name, block_size in (("empty", fmt.DEFAULT_BLOCK_SIZE), ("text", fmt.DEFAULT_BLOCK_SIZE), ("text", 32)):
+        tag = "default" if block_size == fmt.DEFAULT_BLOCK_SIZE else f"bs{block_size}"
+        out.append((f"{name}/1/{tag}/v1", inputs[name],
+                    compress_segment(inputs[name], 1, None, block_size, format_version=1)))
     return out
 
 
 def layout(archive: bytes) -> list[tuple[str, int, int]]:
-    """Regions of a single-stream archive: (name, start, end)."""
-    regions = [("magic", 0, 4), ("version", 4, 5), ("level", 5, 6)]
-    pos = 6
-    count, end = fmt.get_varint(archive, pos)
-    regions.append(("param_count", pos, end))
-    pos = end
+    """Regions of a single-stream archive (format 1 or 2): (name, start, end)."""
+    version = archive[4]
+    regions = [("magic", 0, 4), ("version", 4, 5)]
+    pos = 5
+    custom_block = True
+    count = None
+    if version == 1:
+        regions.append(("level", 5, 6))
+        pos = 6
+    else:
+        code, end = fmt.get_varint(archive, pos)
+        regions.append(("preset", pos, end))
+        pos, custom_block = end, bool(code & 1)
+        if code >> 1:
+            mask, end = fmt.get_varint(archive, pos)
+            regions.append(("override_mask", pos, end))
+            pos, count = end, bin(mask).count("1")
+    if count is None:
+        count, end = fmt.get_varint(archive, pos)
+        regions.append(("param_count", pos, end))
+        pos = end
     for k in range(count):
         _, end = fmt.get_varint(archive, pos)
         regions.append((f"param{k}", pos, end))
         pos = end
-    block_size, end = fmt.get_varint(archive, pos)
-    regions.append(("block_size", pos, end))
-    regions.append(("header_crc", end, end + 4))
-    pos = end + 4
+    if custom_block:
+        _, end = fmt.get_varint(archive, pos)
+        regions.append(("block_size", pos, end))
+        pos = end
+    regions.append(("header_crc", pos, pos + 4))
+    pos += 4
+    blocks = 0
     while True:
-        raw_len, end = fmt.get_varint(archive, pos)
+        code, end = fmt.get_varint(archive, pos)
+        raw_len, last = (code, code == 0) if version == 1 else (code >> 1, code & 1)
         if raw_len == 0:
             regions.append(("end_marker", pos, end))
             pos = end
@@ -96,10 +121,15 @@ def layout(archive: bytes) -> list[tuple[str, int, int]]:
         pos = end + 4
         regions.append(("payload", pos, pos + payload_len))
         pos += payload_len
-    _, end = fmt.get_varint(archive, pos)
-    regions.append(("total_len", pos, end))
-    regions.append(("total_crc", end, end + 4))
-    assert end + 4 == len(archive), "layout() expects exactly one stream"
+        blocks += 1
+        if last:
+            break
+    if fmt.has_trailer(version, blocks):
+        _, end = fmt.get_varint(archive, pos)
+        regions.append(("total_len", pos, end))
+        regions.append(("total_crc", end, end + 4))
+        pos = end + 4
+    assert pos == len(archive), "layout() expects exactly one stream"
     return regions
 
 
@@ -182,7 +212,7 @@ def mutate(rng: random.Random, entries, index: int):
         where = head[:8].hex()
     elif kind == "giant":  # a length or count field replaced by a huge or overflowing varint
         fields = [r for r in regions if r[0] in ("raw_len", "payload_len", "param_count", "block_size",
-                                                 "total_len", "end_marker")]
+                                                 "total_len", "end_marker", "preset", "override_mask")]
         field, start, end = rng.choice(fields)
         values = [2**31, 2**32 + 1, 2**63 - 1, 2**64 + 5]
         block_size = fmt.parse_header(archive)[0].block_size
@@ -193,14 +223,14 @@ def mutate(rng: random.Random, entries, index: int):
         encoded = rng.choice([varint(rng.choice(values)), b"\xff" * rng.choice([9, 10, 11, 20])])
         blob[start:end] = encoded
         where = f"{field}={encoded.hex()}"
-        if field in ("param_count", "block_size") and rng.random() < 0.7:
+        if field in ("param_count", "block_size", "preset", "override_mask") and rng.random() < 0.7:
             crc_at = header_end(archive) - 4 + len(encoded) - (end - start)
             if crc_at + 4 <= len(blob):
                 reseal_header(blob, crc_at)
                 where += ",resealed"
     elif kind == "hostile_param":  # a checksum-correct header with out-of-range parameters
         params = [r for r in regions if r[0].startswith("param") and r[0] != "param_count"]
-        field, start, end = rng.choice(params)
+        field, start, end = rng.choice(params or [r for r in regions if r[0] == "preset"])
         value = rng.choice([0, 1, 2, 11, 13, 29, 30, 31, 40, 63, 64, 512, 513, 10**7 + 1, 2**40])
         blob[start:end] = varint(value)
         reseal_header(blob, header_end(archive) - 4 + len(varint(value)) - (end - start))

@@ -165,7 +165,8 @@ def big(args) -> None:
             archive2 = os.path.join(tmp, "cluster.nnc")
             began = time.perf_counter()
             with open(args.input, "rb") as src, open(archive2, "wb") as dst:
-                nnc_cluster.compress_file(client, src, dst, level=args.level)
+                nnc_cluster.compress_file(client, src, dst, level=args.level,
+                                          size=os.path.getsize(args.input))  # as the CLI declares it
             seconds = time.perf_counter() - began
             print(f"cluster compress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, archive "
                   f"{'identical to -T 2' if _sha256(archive2) == local else 'DIFFERENT'}", flush=True)

@@ -14,7 +14,7 @@ from .codec import StreamDecoder
 from .errors import NNCError
 from .format import FORMAT_VERSION
 from .model.params import ModelParams
-from .presets import DEFAULT_LEVEL
+from .presets import DEFAULT_LEVEL, header_level, header_params
 
 __all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile", "open", "NNCError",
            "iter_decompress", "verify", "list_streams", "StreamListing", "FORMAT_VERSION"]
@@ -23,14 +23,20 @@ __all__ = ["compress", "decompress", "NNCompressor", "NNDecompressor", "NNCFile"
 class NNCompressor:
     """Incremental compressor: compress() returns what is ready, flush() ends the stream.
 
-    Data is coded in blocks (1 MiB by default), so output appears once a block is full; every
-    segment_size bytes (16 MiB by default) a new, independent stream starts (segments.py)."""
+    Data is coded in blocks (1 MiB by default), so output appears once a block is full and more
+    data follows it; every segment_size bytes (16 MiB by default) a new, independent stream starts
+    (segments.py).  size: the total input size, when known, sizes the model to it (a small input
+    then needs little memory and a short header); the data may differ from it and still round-trip.
+    preset_id: a registered preset (nncompress.presets.PRESETS) instead of a level, e.g. to write
+    what a level meant before it was given new parameters."""
 
     def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
                  block_size: int = fmt.DEFAULT_BLOCK_SIZE,
-                 segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None):
+                 segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None,
+                 size: int | None = None, preset_id: int | None = None):
         # a fresh stream (an independent segment) every segment_size bytes; None: one stream
-        self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress)
+        self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress,
+                                                      size=size, preset_id=preset_id)
 
     def __reduce__(self):
         # like lzma: a copy would share the model's arrays with the original, and both would
@@ -97,8 +103,10 @@ def compress(data, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = 
 
         return parallel.compress_bytes(data, preset, params=params, block_size=block_size,
                                        segment_size=segment_size, threads=threads, client=client)
-    compressor = NNCompressor(preset, params=params, block_size=block_size, segment_size=segment_size)
-    return compressor.compress(data) + compressor.flush()
+    view = memoryview(data).cast("B")
+    compressor = NNCompressor(preset, params=params, block_size=block_size, segment_size=segment_size,
+                              size=len(view))
+    return compressor.compress(view) + compressor.flush()
 
 
 def decompress(data, *, threads: int = 1, client=None) -> bytes:
@@ -159,6 +167,7 @@ class StreamListing:
     blocks: int
     crc32: int
     params: ModelParams
+    preset: int | None = None  # format 2: the registered preset the header names (None: custom or format 1)
 
     @property
     def ratio(self) -> float | None:
@@ -172,11 +181,12 @@ def list_streams(source):
     Checks the framing, not the data; raises NNCError for anything malformed."""
     for info in fmt.scan_stream(source):
         try:
-            params = ModelParams.from_ints(list(info.header.params))
+            params = header_params(info.header)
         except (ValueError, TypeError) as exc:
             raise NNCError(f"corrupt archive header: {exc}") from None
-        yield StreamListing(info.compressed_size, info.raw_size, info.header.level or None,
-                            info.header.version, info.blocks, info.crc, params)
+        yield StreamListing(info.compressed_size, info.raw_size, header_level(info.header),
+                            info.header.version, info.blocks, info.crc, params,
+                            info.header.preset or None)
 
 
 class NNCFile(io.BufferedIOBase):

@@ -319,16 +319,19 @@ class Runner:
                     source = parallel.Prepended(data, source)
                 if self.mode == "compress":
                     return parallel.compress_stream(source, sink, engine, level=self.level,
-                                                    segment_size=self.args.segment_size, progress=update)
+                                                    segment_size=self.args.segment_size, progress=update,
+                                                    size=self.declared_size(info))
                 return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
                                                   verify_all=self.mode == "test", progress=update)
         if self.mode == "compress":
             from .format import DEFAULT_SEGMENT_SIZE
 
-            segmenting = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
+            options = {} if self.args.segment_size == DEFAULT_SEGMENT_SIZE else \
                 {"segment_size": self.args.segment_size}
+            if self.declared_size(info) is not None:  # a regular file: the model is sized to it
+                options["size"] = self.declared_size(info)
             with self.progress(size, os.path.basename(name)) as update:
-                compressor = NNCompressor(self.level, progress=update, **segmenting)
+                compressor = NNCompressor(self.level, progress=update, **options)
                 while chunk := counted.read(READ_CHUNK):
                     out = compressor.compress(chunk)
                     written += len(out)
@@ -344,6 +347,14 @@ class Runner:
                     if sink is not None:
                         put(out)
         return counted.count, written
+
+    @staticmethod
+    def declared_size(info) -> int | None:
+        """The input's size when it is a regular file (sizes the model to it); None for a pipe,
+        a terminal or a device, whose length is unknown until its end."""
+        import stat
+
+        return info.st_size if info is not None and stat.S_ISREG(info.st_mode) else None
 
     @staticmethod
     def original_size(source) -> int | None:

@@ -88,10 +88,12 @@ class DaskEngine:
 
 
 def compress_file(client, source, sink, *, level=6, params=None, block_size=fmt.DEFAULT_BLOCK_SIZE,
-                  segment_size=segments.DEFAULT_SEGMENT_SIZE, progress=None):
-    """Compress binary file object source into sink on the cluster: the bytes a local run writes."""
+                  segment_size=segments.DEFAULT_SEGMENT_SIZE, progress=None, size=None):
+    """Compress binary file object source into sink on the cluster: the bytes a local run writes
+    (size: the input's size when known, as the command line passes a regular file's)."""
     return parallel.compress_stream(source, sink, DaskEngine(client), level=level, params=params,
-                                    block_size=block_size, segment_size=segment_size, progress=progress)
+                                    block_size=block_size, segment_size=segment_size, progress=progress,
+                                    size=size)
 
 
 def decompress_file(client, source, sink, *, verify_all=False, progress=None):

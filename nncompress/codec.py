@@ -15,10 +15,11 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .errors import NNCError
-from .model.params import ModelParams
+from .model.params import ModelParams, fit_to_input
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .model.state import model_memory
-from .presets import DEFAULT_LEVEL, params_for_level
+from .presets import (DEFAULT_LEVEL, LEVEL_PRESET, PRESETS, header_fields, header_params,
+                      params_for_level)
 
 # Bytes the encoder predicts per kernel call: bounds the (2n, 16) float64 probability buffer.
 ENCODE_CHUNK = 1 << 16
@@ -37,36 +38,65 @@ MAX_MODEL_MEMORY = 2 << 30
 
 
 class StreamEncoder:
-    """Turns raw blocks into one .nnc stream: header(), then block(raw) per block, then end()."""
+    """Turns raw blocks into one .nnc stream: header(), then block(raw) per block (last=True on the
+    stream's final one when known), then end().
+
+    size: the stream's input size when known: the model is then sized to it (fit_to_input), and
+    the header records the fitted sizes.  format_version 1 writes exactly what nncompress 0.1
+    wrote, the preset's full-size model whatever the size (the golden tests use it to pin the
+    model).  preset_id: a registered preset by id instead of a level (to reproduce archives made
+    when a level meant an older preset)."""
 
     def __init__(self, level: int = DEFAULT_LEVEL, params: ModelParams | None = None,
-                 block_size: int = fmt.DEFAULT_BLOCK_SIZE):
-        if params is None:
-            params = params_for_level(level)
+                 block_size: int = fmt.DEFAULT_BLOCK_SIZE, *, size: int | None = None,
+                 format_version: int = fmt.FORMAT_VERSION, preset_id: int | None = None):
+        if preset_id is not None:  # a registered preset by id, whatever its level means now
+            if params is not None:
+                raise ValueError("give params or preset_id, not both")
+            if preset_id not in PRESETS:
+                raise ValueError(f"no registered preset {preset_id}")
+            params, level = PRESETS[preset_id].params, PRESETS[preset_id].level
+        elif params is None:
+            params, preset_id = params_for_level(level), LEVEL_PRESET[level]
         else:
             level = 0
         if not 1 <= block_size <= fmt.MAX_BLOCK_SIZE:
             raise ValueError(f"block_size must be in 1..{fmt.MAX_BLOCK_SIZE}")
-        self.params = params.validate()
+        if format_version not in fmt.READABLE_VERSIONS:
+            raise ValueError(f"format_version must be one of {fmt.READABLE_VERSIONS}")
+        self._size = size if format_version >= 2 else None
+        self.params = fit_to_input(params.validate(), self._size)
         if model_memory(self.params) > MAX_MODEL_MEMORY:
             raise ValueError(f"these model parameters need {model_memory(self.params) >> 20} MiB, "
                              f"more than the {MAX_MODEL_MEMORY >> 20} MiB a decoder accepts")
         self.block_size = block_size
-        self._header = fmt.Header(fmt.FORMAT_VERSION, level, tuple(self.params.to_ints()), block_size)
-        self._predictor = Predictor(self.params)
+        self.version = format_version
+        if format_version == 1:
+            self._header = fmt.Header(1, level, tuple(self.params.to_ints()), block_size)
+        else:
+            preset, overrides, full = header_fields(self.params, preset_id)
+            self._header = fmt.Header(format_version, 0, full, block_size, preset, overrides)
+        self._predictor: Predictor | None = None  # allocated with the first block
         self._total = 0
         self._crc = 0
+        self._blocks = 0
+        self._last_written = False
 
     def header(self) -> bytes:
         return self._header.encode()
 
-    def block(self, raw: bytes, progress: Progress = None, observe=None) -> bytes:
-        """Frame and payload for one block of 1..block_size bytes.
+    def block(self, raw: bytes, progress: Progress = None, observe=None, *, last: bool = False) -> bytes:
+        """Frame and payload for one block of 1..block_size bytes; last: no block follows (format
+        2 then needs no end frame).
 
         observe(nibbles, probabilities), if given, sees every chunk's predictions as they are
         coded (the analysis tools read the model's code lengths from here)."""
         if not 1 <= len(raw) <= self.block_size:
             raise ValueError("block length out of range")
+        if self._last_written:
+            raise ValueError("the stream's last block was already written")
+        if self._predictor is None:
+            self._predictor = Predictor(self.params, self._size)
         raw = bytes(raw)
         encoder = NibbleEncoder()
         for start in range(0, len(raw), ENCODE_CHUNK):
@@ -82,10 +112,17 @@ class StreamEncoder:
         crc = fmt.crc32(raw)
         self._total += len(raw)
         self._crc = fmt.crc32(raw, self._crc)
-        return fmt.encode_block_frame(len(raw), len(payload), crc) + payload
+        self._blocks += 1
+        last = last and self.version >= 2
+        self._last_written = last
+        return fmt.encode_block_frame(len(raw), len(payload), crc, version=self.version,
+                                      last=last) + payload
 
     def end(self) -> bytes:
-        return fmt.encode_end(self._total, self._crc)
+        """What ends the stream: the trailer, after an end frame unless the last block said so."""
+        if self._last_written:
+            return fmt.encode_trailer(self._total, self._crc, version=self.version, blocks=self._blocks)
+        return fmt.encode_end(self._total, self._crc, version=self.version, blocks=self._blocks)
 
 
 class BlockDecoder:
@@ -98,7 +135,7 @@ class BlockDecoder:
 
     def __init__(self, header: fmt.Header):
         try:
-            self.params = ModelParams.from_ints(list(header.params))
+            self.params = header_params(header)
         except (ValueError, TypeError) as exc:
             raise NNCError(f"corrupt archive header: {exc}") from None
         need = model_memory(self.params)
@@ -111,6 +148,8 @@ class BlockDecoder:
         self._predictor: Predictor | None = None
         self.total = 0
         self.crc = 0
+        self.blocks = 0  # begun so far
+        self.last_seen = False  # the stream's last block has been framed (format 2)
         self._coder: NibbleDecoder | None = None
         self._frame: fmt.BlockFrame | None = None
         self._nibbles_left = 0
@@ -122,13 +161,16 @@ class BlockDecoder:
 
     def begin(self, frame: fmt.BlockFrame, payload: bytes) -> None:
         if self._predictor is None:
+            # a stream whose first block is its last is known to be that long
+            size = frame.raw_len if frame.last else None
             try:
-                self._predictor = Predictor(self.params)
+                self._predictor = Predictor(self.params, size)
             except MemoryError:
                 raise NNCError("not enough memory for this archive's model "
                                f"({model_memory(self.params) >> 20} MiB)") from None
         self._coder = NibbleDecoder(payload)
         self._frame = frame
+        self.blocks += 1
         self._nibbles_left = 2 * frame.raw_len
         self._block_crc = 0
 
@@ -162,7 +204,9 @@ class BlockDecoder:
                 raise NNCError("corrupt archive: block checksum mismatch (data damaged)")
         return raw
 
-    def check_trailer(self, total_len: int, total_crc: int) -> None:
+    def check_trailer(self, total_len: int | None, total_crc: int | None) -> None:
+        if total_len is None:  # a format-2 stream of one block: its block checksum was the check
+            return
         if total_len != self.total or total_crc != self.crc:
             raise NNCError("corrupt archive: stream length or checksum mismatch")
 
@@ -226,11 +270,19 @@ class StreamDecoder:
                         break
                     continue
                 if self._frame is None:
-                    frame, new_pos = fmt.parse_block_frame(buf, pos, blocks.header.block_size)
-                    if frame.raw_len == 0:
-                        total_len, total_crc, new_pos = fmt.parse_trailer(buf, new_pos)
+                    header = blocks.header
+                    new_pos = pos
+                    if not blocks.last_seen:
+                        frame, new_pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version)
+                        if frame.raw_len:
+                            self._frame = frame
+                            blocks.last_seen = frame.last
+                            pos = new_pos
+                    if self._frame is None:  # the end: the trailer (all parsed before pos moves)
+                        total_len, total_crc, new_pos = fmt.parse_trailer(
+                            buf, new_pos, header.version, blocks.blocks)
                         blocks.check_trailer(total_len, total_crc)
-                        self.last_stream_crc = total_crc
+                        self.last_stream_crc = blocks.crc
                         pos = new_pos
                         self._blocks = None
                         self.in_stream = False
@@ -238,8 +290,6 @@ class StreamDecoder:
                         if not self._multi:
                             self.eof = True
                         continue
-                    self._frame = frame
-                    pos = new_pos
                 if len(buf) - pos < self._frame.payload_len:
                     break
                 blocks.begin(self._frame, bytes(buf[pos : pos + self._frame.payload_len]))

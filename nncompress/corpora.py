@@ -35,6 +35,7 @@ import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from .cli_args import Parser as UsageParser  # usage errors exit 1, as gzip and xz
 
 ALL = "all"
 ENV = "NNC_CORPORA"
@@ -269,10 +270,8 @@ def fetch(names=(ALL,), dest: str | os.PathLike | None = None, base_url: str | N
 
 def fetch_main(argv=None) -> int:
     """``nncompress bench fetch [SET...] [--dest DIR] [--base-url URL]``"""
-    import argparse
-
     catalog = load_catalog()
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="nncompress bench fetch",
         description="Download benchmark corpus files and verify their SHA-256 against the catalog (corpora/README.md).")
     parser.add_argument("sets", nargs="*", default=[ALL], metavar="SET",

@@ -3,7 +3,6 @@ standard library's compressors.  No download, no arguments needed."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -11,6 +10,7 @@ import time
 from .api import compress
 from .comparators import nncompress_comparator, select_comparators
 from .presets import DEFAULT_LEVEL
+from .cli_args import Parser as UsageParser  # usage errors exit 1, as gzip and xz
 
 DEFAULT_BYTES = 200_000
 
@@ -30,7 +30,7 @@ def default_input(limit: int = DEFAULT_BYTES) -> tuple[str, bytes]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="nncompress demo", description=__doc__)
+    parser = UsageParser(prog="nncompress demo", description=__doc__)
     parser.add_argument("file", nargs="?", help="compress this file instead of the default text")
     parser.add_argument("-l", "--level", type=int, default=DEFAULT_LEVEL, choices=range(1, 10))
     args = parser.parse_args(argv)

@@ -1,7 +1,28 @@
 """The .nnc container: header, framed blocks, trailer.  Pure byte layout; no model, no coder.
 
+Version 2 (what nncompress writes; issue 15: a 6-byte file had 66 bytes of overhead in version 1):
+
+    stream  := header block* last-block trailer?
+    header  := MAGIC(4) version=2(1) varint(preset << 1 | custom_block_size) params
+               [varint(block_size) if custom_block_size, else 1 MiB] crc32(header so far)(4)
+    params  := preset 0:  varint(n) varint*n      every parameter (ModelParams.to_ints, as in v1)
+               preset > 0: varint(mask) varint*k  the registered preset (presets.PRESETS, frozen
+                          forever), with scalar field i (ModelParams.scalar_names) replaced by the
+                          next value for each bit i set in mask, lowest first (fit_to_input's
+                          table sizes: table_bits, match_bits, history_bits -> mask 0b1101)
+    block   := varint(raw_len << 1 | 0) varint(payload_len) crc32(raw block)(4) payload   raw_len >= 1
+    last-block := varint(raw_len << 1 | 1) [varint(payload_len) crc32(raw block)(4) payload if raw_len]
+    trailer := varint(total raw length) crc32(all raw data)(4)   only after 2 or more non-empty blocks
+
+    The stream's last block says so, which replaces version 1's end marker; a stream of one block
+    has no trailer, because its block checksum already is the checksum of all its data (and its
+    length the total): every block is still verified before its data is released, and the
+    trailer still checks that no block of a longer stream went missing.
+
+Version 1 (still read; tests/golden holds such archives):
+
     stream  := header block* end trailer
-    header  := MAGIC(4) version(1) level(1) varint(n) varint*n (model parameters)
+    header  := MAGIC(4) version=1(1) level(1) varint(n) varint*n (model parameters)
                varint(block_size) crc32(header so far)(4)
     block   := varint(raw_len >= 1) varint(payload_len) crc32(raw block)(4) payload
     end     := varint(0)
@@ -11,7 +32,7 @@ Integers are unsigned LEB128 varints; CRCs are little-endian CRC-32 (zlib).  Eac
 is one range-coder stream; the model's state carries over from block to block, so a block is a
 unit of framing and verification, not an independent restart point.  Blocks let a stream be
 written and read without holding the whole input, and let the reader release only verified data.
-Streams may be concatenated; they decode in sequence.
+Streams may be concatenated, of either version; they decode in sequence.
 """
 
 from __future__ import annotations
@@ -25,7 +46,8 @@ from dataclasses import dataclass
 from .errors import NNCError  # noqa: F401  (re-exported: nncompress.format.NNCError)
 
 MAGIC = b"NNC\x1a"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # what this nncompress writes
+READABLE_VERSIONS = (1, 2)
 MAX_BLOCK_SIZE = 1 << 24
 DEFAULT_BLOCK_SIZE = 1 << 20
 # A nibble costs at most 24 bits under constriction's smallest representable probability.
@@ -111,20 +133,67 @@ def _get_u32(buf, pos: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Header:
     version: int
-    level: int  # the preset the stream was made with (0: custom parameters); informational
-    params: tuple  # ModelParams.to_ints()
+    level: int  # version 1: the level the stream was made with (0: custom parameters); informational
+    params: tuple  # every model parameter (ModelParams.to_ints()); version 2 only with preset 0
     block_size: int
+    preset: int = 0  # version 2: the registered preset (presets.PRESETS) named instead of params
+    overrides: tuple = ()  # version 2 with a preset: ((scalar field index, value), ...), ascending
 
     def encode(self) -> bytes:
         out = bytearray(MAGIC)
         out.append(self.version)
-        out.append(self.level)
-        put_varint(out, len(self.params))
-        for value in self.params:
-            put_varint(out, value)
-        put_varint(out, self.block_size)
+        if self.version == 1:
+            out.append(self.level)
+            _put_list(out, self.params)
+            put_varint(out, self.block_size)
+        else:
+            custom_block = self.block_size != DEFAULT_BLOCK_SIZE
+            put_varint(out, self.preset << 1 | custom_block)
+            if self.preset:
+                mask = 0
+                for index, _ in self.overrides:
+                    mask |= 1 << index
+                put_varint(out, mask)
+                for _, value in sorted(self.overrides):
+                    put_varint(out, value)
+            else:
+                _put_list(out, self.params)
+            if custom_block:
+                put_varint(out, self.block_size)
         out += struct.pack("<I", crc32(out))
         return bytes(out)
+
+
+def _put_list(out: bytearray, values) -> None:
+    put_varint(out, len(values))
+    for value in values:
+        put_varint(out, value)
+
+
+def _get_list(buf, pos: int) -> tuple[tuple, int]:
+    count, pos = get_varint(buf, pos)
+    if count > MAX_PARAMS:
+        raise NNCError("corrupt archive header: too many model parameters")
+    values = []
+    for _ in range(count):
+        value, pos = get_varint(buf, pos)
+        values.append(value)
+    return tuple(values), pos
+
+
+def _check_version(version: int) -> None:
+    if version in READABLE_VERSIONS:
+        return
+    if version > FORMAT_VERSION + PLAUSIBLE_NEWER_VERSIONS:
+        # a version this far ahead is far likelier a damaged byte than a real future format
+        raise NNCError(f"corrupt archive header (unknown format version {version})")
+    if version > FORMAT_VERSION:
+        raise NNCError(
+            f"archive format version {version} is newer than this nncompress supports "
+            f"(version {FORMAT_VERSION}); upgrade nncompress to read it"
+        )
+    raise NNCError(f"archive format version {version} is no longer supported "
+                   f"(this nncompress reads versions {READABLE_VERSIONS[0]} to {FORMAT_VERSION})")
 
 
 def parse_header(buf, pos: int = 0) -> tuple[Header, int]:
@@ -139,57 +208,70 @@ def parse_header(buf, pos: int = 0) -> tuple[Header, int]:
     if pos >= len(buf):
         raise NeedMoreData
     version = buf[pos]
-    if version != FORMAT_VERSION:
-        if version > FORMAT_VERSION + PLAUSIBLE_NEWER_VERSIONS:
-            # a version this far ahead is far likelier a damaged byte than a real future format
-            raise NNCError(f"corrupt archive header (unknown format version {version})")
-        if version > FORMAT_VERSION:
-            raise NNCError(
-                f"archive format version {version} is newer than this nncompress supports "
-                f"(version {FORMAT_VERSION}); upgrade nncompress to read it"
-            )
-        raise NNCError(f"archive format version {version} is no longer supported "
-                       f"(this nncompress reads version {FORMAT_VERSION})")
+    _check_version(version)
     pos += 1
-    if pos >= len(buf):
-        raise NeedMoreData
-    level = buf[pos]
-    pos += 1
-    count, pos = get_varint(buf, pos)
-    if count > MAX_PARAMS:
-        raise NNCError("corrupt archive header: too many model parameters")
-    params = []
-    for _ in range(count):
-        value, pos = get_varint(buf, pos)
-        params.append(value)
-    block_size, pos = get_varint(buf, pos)
+    level = preset = 0
+    params = overrides = ()
+    block_size = DEFAULT_BLOCK_SIZE
+    if version == 1:
+        if pos >= len(buf):
+            raise NeedMoreData
+        level = buf[pos]
+        pos += 1
+        params, pos = _get_list(buf, pos)
+        block_size, pos = get_varint(buf, pos)
+    else:
+        code, pos = get_varint(buf, pos)
+        preset = code >> 1
+        if preset:
+            mask, pos = get_varint(buf, pos)
+            if mask >> MAX_PARAMS:
+                raise NNCError("corrupt archive header: too many model parameters")
+            found = []
+            for index in range(mask.bit_length()):
+                if mask >> index & 1:
+                    value, pos = get_varint(buf, pos)
+                    found.append((index, value))
+            overrides = tuple(found)
+        else:
+            params, pos = _get_list(buf, pos)
+        if code & 1:
+            block_size, pos = get_varint(buf, pos)
     stored_crc, end = _get_u32(buf, pos)
     if crc32(buf[start:pos]) != stored_crc:
         raise NNCError("corrupt archive header (checksum mismatch)")
     if not 1 <= block_size <= MAX_BLOCK_SIZE:
         raise NNCError("corrupt archive header: invalid block size")
-    return Header(version, level, tuple(params), block_size), end
+    return Header(version, level, params, block_size, preset, overrides), end
 
 
 @dataclass(frozen=True)
 class BlockFrame:
-    raw_len: int  # 0 marks the end of the blocks
+    raw_len: int  # 0: no block (version 1's end marker, or version 2's empty last frame)
     payload_len: int
     crc: int
+    last: bool = False  # no block follows in this stream (the end marker is last too)
 
 
-def encode_block_frame(raw_len: int, payload_len: int, crc: int) -> bytes:
+def encode_block_frame(raw_len: int, payload_len: int, crc: int, *, version: int = 1,
+                       last: bool = False) -> bytes:
     out = bytearray()
-    put_varint(out, raw_len)
+    put_varint(out, raw_len if version == 1 else raw_len << 1 | last)
     put_varint(out, payload_len)
     out += struct.pack("<I", crc)
     return bytes(out)
 
 
-def parse_block_frame(buf, pos: int, block_size: int) -> tuple[BlockFrame, int]:
-    raw_len, pos = get_varint(buf, pos)
+def parse_block_frame(buf, pos: int, block_size: int, version: int = 1) -> tuple[BlockFrame, int]:
+    code, pos = get_varint(buf, pos)
+    if version == 1:
+        raw_len, last = code, code == 0
+    else:
+        raw_len, last = code >> 1, bool(code & 1)
     if raw_len == 0:
-        return BlockFrame(0, 0, 0), pos
+        if not last:
+            raise NNCError("corrupt archive: empty block")
+        return BlockFrame(0, 0, 0, True), pos
     if raw_len > block_size:
         raise NNCError("corrupt archive: block longer than the stream's block size")
     payload_len, pos = get_varint(buf, pos)
@@ -198,19 +280,36 @@ def parse_block_frame(buf, pos: int, block_size: int) -> tuple[BlockFrame, int]:
     if raw_len > (8 * payload_len + PAYLOAD_BITS_SLACK) * MAX_RAW_PER_PAYLOAD_BIT:
         raise NNCError("corrupt archive: block payload too short for its length")
     crc, pos = _get_u32(buf, pos)
-    return BlockFrame(raw_len, payload_len, crc), pos
+    return BlockFrame(raw_len, payload_len, crc, last and version != 1), pos
 
 
-def encode_end(total_len: int, total_crc: int) -> bytes:
+def encode_end(total_len: int, total_crc: int, *, version: int = 1, blocks: int = 2) -> bytes:
+    """What ends a stream whose blocks are all written: version 1's end marker and trailer, or
+    version 2's empty last frame and (after 2 or more blocks) trailer."""
     out = bytearray()
-    put_varint(out, 0)
+    put_varint(out, 0 if version == 1 else 1)
+    return bytes(out) + encode_trailer(total_len, total_crc, version=version, blocks=blocks)
+
+
+def has_trailer(version: int, blocks: int) -> bool:
+    """Whether a stream of this many non-empty blocks ends with a trailer (see the layout above)."""
+    return version == 1 or blocks >= 2
+
+
+def encode_trailer(total_len: int, total_crc: int, *, version: int = 1, blocks: int = 2) -> bytes:
+    if not has_trailer(version, blocks):
+        return b""
+    out = bytearray()
     put_varint(out, total_len)
     out += struct.pack("<I", total_crc)
     return bytes(out)
 
 
-def parse_trailer(buf, pos: int) -> tuple[int, int, int]:
-    """After the end marker: (total length, total crc, new pos)."""
+def parse_trailer(buf, pos: int, version: int = 1, blocks: int = 2) -> tuple:
+    """After the last frame: (total length, total crc, new pos); (None, None, pos) when the
+    stream has no trailer (version 2 with fewer than 2 blocks)."""
+    if not has_trailer(version, blocks):
+        return None, None, pos
     total_len, pos = get_varint(buf, pos)
     total_crc, pos = _get_u32(buf, pos)
     return total_len, total_crc, pos
@@ -307,19 +406,23 @@ def scan_stream(source):
                     raise NNCError("trailing garbage after the compressed stream") from None
                 raise
             blocks = 0
-            raw = 0
+            raw = crc = 0
             while True:
-                (frame,) = reader.parse(parse_block_frame, header.block_size)
-                if frame.raw_len == 0:
+                (frame,) = reader.parse(parse_block_frame, header.block_size, header.version)
+                if frame.raw_len:
+                    reader.skip(frame.payload_len)
+                    blocks += 1
+                    raw += frame.raw_len
+                    crc = frame.crc  # a stream of one block: its checksum is the stream's
+                if frame.last:
                     break
-                reader.skip(frame.payload_len)
-                blocks += 1
-                raw += frame.raw_len
-            total_len, total_crc = reader.parse(parse_trailer)
-            if total_len != raw:
-                raise NNCError("corrupt archive: trailer length does not match the blocks")
+            total_len, total_crc = reader.parse(parse_trailer, header.version, blocks)
+            if total_len is not None:
+                crc = total_crc
+                if total_len != raw:
+                    raise NNCError("corrupt archive: trailer length does not match the blocks")
             streams += 1
-            yield StreamInfo(header, reader.offset - start, raw, blocks, total_crc)
+            yield StreamInfo(header, reader.offset - start, raw, blocks, crc)
     except NeedMoreData:
         raise NNCError("compressed data ended before the end of the stream (truncated)") from None
     if not streams:

@@ -30,6 +30,7 @@ def list_archives(runner, files) -> None:
                                 if s.uncompressed_size else None),
                         "level": s.level,
                         "format_version": s.format_version,
+                        "preset": s.preset,
                         "blocks": s.blocks,
                         "crc32": f"{s.crc32:08x}",
                         "params": s.params.describe(),

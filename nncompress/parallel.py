@@ -41,8 +41,9 @@ SEGMENT_BUFFERS = 3
 
 # -- the jobs (module level so that workers can import them) --
 
-def compress_job(data: bytes, level, params, block_size: int) -> bytes:
-    return segments.compress_segment(data, level, params, block_size)
+def compress_job(data: bytes, level, params, block_size: int, size: int | None = None) -> bytes:
+    """One segment's stream, its model sized to `size` (segments.fitted_size)."""
+    return segments.compress_segment(data, level, params, block_size, size=size)
 
 
 def decompress_job(stream: bytes, keep: bool = True):
@@ -226,8 +227,11 @@ def _write_all(sink, data) -> None:
 
 
 def compress_stream(source, sink, engine, *, level, params=None, block_size=fmt.DEFAULT_BLOCK_SIZE,
-                    segment_size=segments.DEFAULT_SEGMENT_SIZE, progress=None) -> tuple[int, int]:
-    """Compress the binary file object source into sink; returns (bytes read, bytes written)."""
+                    segment_size=segments.DEFAULT_SEGMENT_SIZE, progress=None,
+                    size: int | None = None) -> tuple[int, int]:
+    """Compress the binary file object source into sink; returns (bytes read, bytes written).
+
+    size: the input's size when known (a regular file's), as NNCompressor takes it."""
     segments.check_segment_size(segment_size)
     if segment_size is None:
         raise ValueError("parallel compression needs a segment size")
@@ -235,15 +239,20 @@ def compress_stream(source, sink, engine, *, level, params=None, block_size=fmt.
     pieces = segments.read_segments(source, segment_size)
     first = next(pieces)
     second = next(pieces, None)
+
+    def job(index, piece):
+        fit = segments.fitted_size(len(piece), index * segment_size, size, block_size, segment_size)
+        return piece, level, params, block_size, fit
+
     if second is None:  # one segment: no worker to start, no data to ship
         engine = SerialEngine()
-        jobs = [(first, level, params, block_size)]
+        jobs = [job(0, first)]
     else:
         def all_pieces():
             yield first
             yield second
             yield from pieces
-        jobs = ((piece, level, params, block_size) for piece in all_pieces())
+        jobs = (job(index, piece) for index, piece in enumerate(all_pieces()))
     sizes = collections.deque()
 
     def tracked():
@@ -348,8 +357,9 @@ def compress_bytes(data, level, *, params=None, block_size=fmt.DEFAULT_BLOCK_SIZ
     engine = make_engine(threads, client, params=params or params_for_level(level), segment_size=segment_size)
     aborted = True
     try:
-        compress_stream(io.BytesIO(bytes(memoryview(data).cast("B"))), sink, engine, level=level,
-                        params=params, block_size=block_size, segment_size=segment_size)
+        raw = bytes(memoryview(data).cast("B"))
+        compress_stream(io.BytesIO(raw), sink, engine, level=level, params=params,
+                        block_size=block_size, segment_size=segment_size, size=len(raw))
         aborted = False
     finally:
         close_engine(engine, aborted)
@@ -419,6 +429,8 @@ class FilePrefetcher:
             if len(data) > self._limit:
                 continue
             fn, extra = self._job
+            if self._mode == "compress":  # a whole file: its size is known (as Runner declares it)
+                extra = extra + (len(data),)
             self._ahead[name] = (data, self._engine.submit(fn, data, *extra))
 
     def take(self, name: str, data: bytes):

@@ -1,11 +1,20 @@
-"""Compression levels 1..9: named model configurations.  Every field ends up in the header, so
-changing a preset never breaks old archives (they carry their own parameters).
+"""Compression levels 1..9: named model configurations, and the registry of presets that
+archives name.
+
+A format-2 header names its preset by id (PRESETS) instead of listing every parameter, so a
+registered preset is FROZEN: what id N means can never change, or every archive naming it would
+decode wrong.  tests/test_presets.py pins each one's parameter integers.  To change what a level
+means, define the new ModelParams under a new name and APPEND an entry `id: Preset(level, params)`
+(the newest entry for a level is what the level uses); never edit or remove an entry, nor a
+ModelParams object one refers to.  Format-1 headers carry every parameter and need no registry.
 
 Tuned on alice29.txt, paper1 and a prefix of news, confirmed on the rest of the shared corpora;
 bench/TUNING.md logs every experiment behind these choices.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .model.kinds import Context as C
 from .model.kinds import Selector as S
@@ -60,15 +69,57 @@ _STRONG = ModelParams(**dict(
     apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
     table_bits=24, history_bits=24, match_bits=22))
 
-LEVELS = {
-    1: _FAST, 2: _FAST,
-    3: _MEDIUM, 4: _MEDIUM, 5: _MEDIUM,
-    6: _DEFAULT, 7: _DEFAULT, 8: _DEFAULT,
-    9: _STRONG,
+
+@dataclass(frozen=True)
+class Preset:
+    level: int  # the level it was made for (shown by -l)
+    params: ModelParams
+
+
+# Append-only.  id 0 is reserved: "custom parameters, listed in full".
+PRESETS = {
+    1: Preset(1, _FAST), 2: Preset(2, _FAST),
+    3: Preset(3, _MEDIUM), 4: Preset(4, _MEDIUM), 5: Preset(5, _MEDIUM),
+    6: Preset(6, _DEFAULT), 7: Preset(7, _DEFAULT), 8: Preset(8, _DEFAULT),
+    9: Preset(9, _STRONG),
 }
+
+# Each level is the newest preset registered for it.
+LEVEL_PRESET = {preset.level: id_ for id_, preset in sorted(PRESETS.items())}
+LEVELS = {level: PRESETS[id_].params for level, id_ in sorted(LEVEL_PRESET.items())}
 
 
 def params_for_level(level: int) -> ModelParams:
     if level not in LEVELS:
         raise ValueError(f"compression level must be 1..9, not {level!r}")
     return LEVELS[level]
+
+
+def header_fields(params: ModelParams, preset: int | None) -> tuple[int, tuple, tuple]:
+    """(preset id, overrides, full parameter list) for a format-2 header: the registered preset
+    the parameters were derived from and the scalar fields that differ from it (e.g.
+    fit_to_input's sizes), or preset 0 and every parameter when preset is None or 0 (custom
+    parameters) or the context lists differ."""
+    if preset:
+        overrides = params.overrides_from(PRESETS[preset].params)
+        if overrides is not None:
+            return preset, overrides, ()
+    return 0, (), tuple(params.to_ints())
+
+
+def header_params(header) -> ModelParams:
+    """The model parameters a (format 1 or 2) header describes; ValueError if it describes none."""
+    if header.version >= 2 and header.preset:
+        preset = PRESETS.get(header.preset)
+        if preset is None:
+            raise ValueError(f"unknown preset {header.preset} (made by a newer nncompress?)")
+        return preset.params.with_overrides(header.overrides)
+    return ModelParams.from_ints(list(header.params))
+
+
+def header_level(header) -> int | None:
+    """The level a header's stream was made at (None: custom parameters)."""
+    if header.version >= 2:
+        preset = PRESETS.get(header.preset)
+        return preset.level if preset is not None else None
+    return header.level or None

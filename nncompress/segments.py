@@ -1,12 +1,12 @@
 """Independent segments: the unit of parallel work and of random access.
 
-A segment is one complete format-1 stream (header, blocks, trailer; a fresh model) over at most
+A segment is one complete stream (header, blocks, trailer; a fresh model) over at most
 `segment_size` bytes of input, and a multi-segment archive is just the segments' streams written
 one after another.  Nothing new is stored:
 
 * every nncompress release decodes such an archive already (the format has always decoded
-  concatenated streams in sequence), so the format version stays 1;
-* an input no larger than one segment gives exactly the bytes it always gave;
+  concatenated streams in sequence), so segments needed no new format version;
+* an input no larger than one segment gives exactly the bytes of one stream;
 * the framing is the index.  A header carries its own checksum and every block frame gives its
   compressed and raw length, so a reader finds each segment's start (in the archive and in the
   output) by hopping from frame to frame, reading ~20 bytes per block (1 MiB of input) and
@@ -38,36 +38,71 @@ def check_segment_size(size: int | None) -> int | None:
     return size
 
 
+def fitted_size(length: int | None, start: int, declared: int | None, block_size: int,
+                segment_size: int | None) -> int | None:
+    """The input size that the model of the segment starting at input offset `start` is sized to
+    (model.params.fit_to_input), or None (unknown: full-size tables).
+
+    Known when the caller declared the whole input's size (a buffer, a regular file), or when the
+    segment's `length` is at most one block: the compressor holds a block until it knows whether
+    another follows, so such a segment is entirely in hand when its header is written.  Every
+    engine (one process, -T, a cluster) asks this one function, so the archive bytes do not
+    depend on the engine."""
+    if declared is not None:
+        rest = declared - start
+        if rest < 0:  # the input grew past what was declared: the rest is of unknown size
+            return None
+        return min(rest, segment_size) if segment_size else rest
+    if length is not None and length <= block_size:
+        return length
+    return None
+
+
 class SegmentedCompressor:
     """compress()/flush() like NNCompressor, starting a fresh stream every segment_size bytes.
 
-    segment_size None: one stream however long the input (the behaviour before segments)."""
+    segment_size None: one stream however long the input (the behaviour before segments).
+    size: the whole input's size when known (sizes each segment's model, fitted_size).
+    A block is written once it is known whether another block follows it in its stream (so the
+    stream's last block can say so): output lags the input by up to one block."""
 
     def __init__(self, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE,
-                 segment_size: int | None = DEFAULT_SEGMENT_SIZE, progress=None):
-        self._new_encoder = lambda: StreamEncoder(level, params, block_size)
-        self._encoder = self._new_encoder()  # made now so bad parameters fail at once
+                 segment_size: int | None = DEFAULT_SEGMENT_SIZE, progress=None, *,
+                 size: int | None = None, format_version: int = fmt.FORMAT_VERSION,
+                 preset_id: int | None = None):
+        # made now so that bad parameters fail at once (it allocates no model)
+        StreamEncoder(level, params, block_size, format_version=format_version, preset_id=preset_id)
+        self._level, self._params, self._preset_id = level, params, preset_id
         self._block_size = block_size
         self._segment_size = check_segment_size(segment_size)
+        self._declared = size
+        self._format_version = format_version
         self._progress = progress
-        self._header_written = False
+        self._encoder: StreamEncoder | None = None  # the current segment's, from its first block
+        self._segment_start = 0  # input offset of the current segment
         self._in_segment = 0
         self._pending = bytearray()
         self._finished = False
         self.segments = 0  # completed segments
 
-    def _header_once(self) -> bytes:
-        if self._header_written:
-            return b""
-        self._header_written = True
-        return self._encoder.header()
+    def _write_block(self, raw, last: bool, whole_length: int | None) -> bytes:
+        """A block of the current segment (with the segment's header before its first);
+        whole_length: the segment's length when all of it is in hand."""
+        out = b""
+        if self._encoder is None:
+            size = fitted_size(whole_length, self._segment_start, self._declared, self._block_size,
+                               self._segment_size)
+            self._encoder = StreamEncoder(self._level, self._params, self._block_size, size=size,
+                                          format_version=self._format_version, preset_id=self._preset_id)
+            out = self._encoder.header()
+        self._in_segment += len(raw)
+        return out + self._encoder.block(raw, self._progress, last=last)
 
-    def _next_segment(self) -> bytes:
+    def _end_segment(self) -> bytes:
         end = self._encoder.end()
         self.segments += 1
         self._encoder = None  # let the finished model go before the next one is allocated
-        self._encoder = self._new_encoder()
-        self._header_written = False
+        self._segment_start += self._in_segment
         self._in_segment = 0
         return end
 
@@ -82,35 +117,45 @@ class SegmentedCompressor:
             if self._segment_size and self._in_segment == self._segment_size:
                 if not available:
                     break  # the next segment starts only if more input comes
-                out += self._next_segment()
-            take = self._block_size
-            if self._segment_size:
-                take = min(take, self._segment_size - self._in_segment)
-            if available < take:
+                out += self._end_segment()
+            room = self._segment_size - self._in_segment if self._segment_size else None
+            take = min(self._block_size, room) if room else self._block_size
+            ends_segment = take == room
+            # wait until it is known whether another block follows this one in its stream
+            if available < take or (available == take and not ends_segment):
                 break
-            out += self._header_once()
-            out += self._encoder.block(self._pending[start : start + take], self._progress)
+            whole = take if ends_segment and not self._in_segment else None
+            out += self._write_block(self._pending[start : start + take], ends_segment, whole)
             start += take
-            self._in_segment += take
         del self._pending[:start]
         return bytes(out)
 
     def flush(self) -> bytes:
         if self._finished:
             raise ValueError("repeated call to flush()")
-        out = bytearray(self._header_once())
+        out = bytearray()
         if self._pending:
-            out += self._encoder.block(self._pending, self._progress)
+            whole = len(self._pending) if not self._in_segment else None
+            out += self._write_block(self._pending, True, whole)
             self._pending.clear()
-        out += self._encoder.end()
-        self.segments += 1
+        elif self._encoder is None:  # no input at all: an empty stream
+            self._encoder = StreamEncoder(self._level, self._params, self._block_size,
+                                          size=fitted_size(0, 0, self._declared, self._block_size,
+                                                           self._segment_size),
+                                          format_version=self._format_version, preset_id=self._preset_id)
+            out += self._encoder.header()
+        out += self._end_segment()
         self._finished = True
         return bytes(out)
 
 
-def compress_segment(data: bytes, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE) -> bytes:
-    """One segment's stream: what SegmentedCompressor writes for these bytes of input."""
-    compressor = SegmentedCompressor(level, params, block_size, segment_size=None)
+def compress_segment(data: bytes, level, params=None, block_size: int = fmt.DEFAULT_BLOCK_SIZE, *,
+                     size: int | None = None, format_version: int = fmt.FORMAT_VERSION,
+                     preset_id: int | None = None) -> bytes:
+    """One segment's stream: what SegmentedCompressor writes for these bytes of input, with the
+    model sized to `size` (fitted_size; None: full size)."""
+    compressor = SegmentedCompressor(level, params, block_size, segment_size=None,
+                                     size=size, format_version=format_version, preset_id=preset_id)
     return compressor.compress(data) + compressor.flush()
 
 
@@ -156,17 +201,19 @@ class StreamPiece:
 def _walk_stream(buf, pos: int) -> int:
     """End of the stream that starts at buf[pos]; raises NeedMoreData or NNCError."""
     header, pos = fmt.parse_header(buf, pos)
-    raw = 0
+    raw = blocks = 0
     while True:
-        frame, pos = fmt.parse_block_frame(buf, pos, header.block_size)
-        if frame.raw_len == 0:
+        frame, pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version)
+        if frame.raw_len:
+            if pos + frame.payload_len > len(buf):
+                raise NeedMoreData
+            pos += frame.payload_len
+            raw += frame.raw_len
+            blocks += 1
+        if frame.last:
             break
-        if pos + frame.payload_len > len(buf):
-            raise NeedMoreData
-        pos += frame.payload_len
-        raw += frame.raw_len
-    total_len, _crc, pos = fmt.parse_trailer(buf, pos)
-    if total_len != raw:
+    total_len, _crc, pos = fmt.parse_trailer(buf, pos, header.version, blocks)
+    if total_len is not None and total_len != raw:
         raise NNCError("corrupt archive: trailer length does not match the blocks")
     return pos
 
@@ -297,19 +344,23 @@ def index_segments(fp) -> list[SegmentEntry]:
                 raise NNCError(f"segment 0: {exc}") from None
         pos += offset
         raw = blocks = 0
+        last = False
         while True:
             frame_bytes = _read_at(fp, pos, 32)
             try:
-                frame, used = fmt.parse_block_frame(frame_bytes, 0, header.block_size)
-                if frame.raw_len == 0:
-                    total, _crc, used = fmt.parse_trailer(frame_bytes, used)
+                if last:
+                    total, _crc, used = fmt.parse_trailer(frame_bytes, 0, header.version, blocks)
+                else:
+                    frame, used = fmt.parse_block_frame(frame_bytes, 0, header.block_size, header.version)
+                    if frame.raw_len == 0:
+                        total, _crc, used = fmt.parse_trailer(frame_bytes, used, header.version, blocks)
             except NeedMoreData:
                 raise NNCError(f"segment {len(entries)}: compressed data ended before the end of the "
                                "stream (truncated)") from None
             except NNCError as exc:
                 raise NNCError(f"segment {len(entries)}: {exc}") from None
             pos += used
-            if frame.raw_len == 0:
+            if last or frame.raw_len == 0:
                 break
             pos += frame.payload_len
             if pos > length:
@@ -317,7 +368,8 @@ def index_segments(fp) -> list[SegmentEntry]:
                                "the stream (truncated)")
             raw += frame.raw_len
             blocks += 1
-        if total != raw:
+            last = frame.last
+        if total is not None and total != raw:
             raise NNCError(f"segment {len(entries)}: corrupt archive: trailer length does not match "
                            "the blocks")
         entries.append(SegmentEntry(len(entries), offset, pos - offset, raw_start, raw, blocks, header))

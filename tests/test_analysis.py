@@ -22,10 +22,6 @@ from nncompress.presets import params_for_level
 SMALL_CORPUS_FILES = ["grammar.lsp", "xargs.1", "fields.c"]
 
 
-def header_size(level):
-    params = params_for_level(level)
-    return len(fmt.Header(fmt.FORMAT_VERSION, level, tuple(params.to_ints()),
-                          fmt.DEFAULT_BLOCK_SIZE).encode())
 
 
 def check_code_lengths(data, level):
@@ -34,9 +30,9 @@ def check_code_lengths(data, level):
     assert np.all(bits > 0) and np.all(np.isfinite(bits))
     blob = nncompress.compress(data, level)
     ideal = bits.sum() / 8
-    # Container bytes: the header, one block frame (data < 1 MiB) and the end trailer.
-    container = header_size(level) + len(fmt.encode_block_frame(len(data), len(blob), 0)) + len(
-        fmt.encode_end(len(data), 0))
+    # Container bytes: the header and one block frame (data < 1 MiB; one block: no trailer).
+    container = fmt.parse_header(blob)[1] + len(
+        fmt.encode_block_frame(len(data), len(blob), 0, version=2, last=True))
     assert abs(ideal - len(blob)) <= 0.001 * len(blob) + 16 + container
     # The range coder's payload alone is within 0.1% + 16 bytes of the ideal code length.
     assert abs(ideal - (len(blob) - container)) <= 0.001 * len(blob) + 16
@@ -344,3 +340,22 @@ def test_plot_without_matplotlib_fails_before_the_work(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "--plot" in err and "matplotlib is not installed" in err and "Traceback" not in err
     assert not js.exists() and not page.exists()
+
+
+def test_learning_curve_plot_has_a_cumulative_panel(tmp_path):
+    """Issue 15 item 16: beside the moving average, the cost so far against the comparators."""
+    pytest.importorskip("matplotlib")
+    from nncompress.analysis.plot import cumulative_average, write_plot
+
+    x, y = cumulative_average(np.array([2.0, 4.0, 6.0]))
+    assert x.tolist() == [1, 2, 3] and y.tolist() == [2.0, 3.0, 4.0]
+    rng = np.random.default_rng(0)
+    result = {"name": "synthetic", "bytes": 3000,
+              "nncompress": {"level": 6, "code_length_bpc": 2.5},
+              "costs": {"nncompress": rng.uniform(1, 4, 3000), "order2": rng.uniform(2, 5, 3000)},
+              "reference": {"gzip": {"bpc": 3.1}, "xz": {"bpc": 2.9}}}
+    out = write_plot([result], str(tmp_path / "curve.png"))
+    import matplotlib.image
+
+    height, width = matplotlib.image.imread(out).shape[:2]
+    assert width > 3 * height  # two panels side by side in one row

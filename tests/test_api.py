@@ -30,14 +30,15 @@ def test_round_trip_levels(level, sample_text):
 def test_levels_are_recorded_and_differ(sample_text):
     from nncompress.format import parse_header
 
-    from nncompress.presets import params_for_level
+    from nncompress.model.params import fit_to_input
+    from nncompress.presets import header_level, header_params, params_for_level
 
     seen = set()
     for level in (1, 3, 6, 9):
         header, _ = parse_header(nncompress.compress(sample_text[:500], preset=level))
-        assert header.level == level
-        assert header.params == tuple(params_for_level(level).to_ints())
-        seen.add(header.params)
+        assert header_level(header) == level
+        assert header_params(header) == fit_to_input(params_for_level(level), 500)
+        seen.add(header_params(header))
     assert len(seen) == 4
 
 
@@ -49,13 +50,31 @@ def test_small_blocks_round_trip(sample_text):
 
 def test_incremental_compressor_matches_one_shot(sample_text):
     data = sample_text[:4000]
-    comp = NNCompressor(block_size=1000)
+    comp = NNCompressor(block_size=1000, size=len(data))  # the size compress() declares
     pieces = [comp.compress(data[i:i + 333]) for i in range(0, len(data), 333)]
     packed = b"".join(pieces) + comp.flush()
     assert packed == nncompress.compress(data, block_size=1000)
     assert nncompress.decompress(packed) == data
     with pytest.raises(ValueError):
         comp.flush()
+
+
+def test_input_of_unknown_size_keeps_the_full_model(sample_text):
+    """Streaming without a size: a segment longer than a block is coded with the preset's full
+    tables (its length is unknown when its header is written); one that fits in a block is
+    entirely in hand before its header, so it is fitted like a declared input."""
+    from nncompress.format import parse_header
+    from nncompress.presets import header_params, params_for_level
+
+    data = sample_text[:4000]
+    comp = NNCompressor(1, block_size=1000)
+    packed = b"".join(comp.compress(data[i:i + 333]) for i in range(0, len(data), 333)) + comp.flush()
+    assert nncompress.decompress(packed) == data
+    assert header_params(parse_header(packed)[0]) == params_for_level(1)
+    comp = NNCompressor(1, block_size=1000)
+    small = comp.compress(data[:999]) + comp.flush()
+    assert small == nncompress.compress(data[:999], 1, block_size=1000)
+    assert parse_header(small)[0].overrides  # fitted
 
 
 def test_decompressor_attributes(sample_text):
@@ -142,7 +161,7 @@ def test_file_modes(tmp_path, mode):
         assert nncompress.decompress(path.read_bytes()) == b"new"
         from nncompress.format import parse_header
 
-        assert parse_header(path.read_bytes())[0].level == 1  # the preset reached the file
+        assert parse_header(path.read_bytes())[0].preset == 1  # the preset reached the file
         with nncompress.open(path) as f:  # the default mode reads
             assert f.read() == b"new"
         with nncompress.open(path, "ab", preset=1) as f:
@@ -279,7 +298,7 @@ def test_text_mode(tmp_path):
     assert nncompress.decompress(path.read_bytes()) == "caf\u00e9\r\n".encode()
     from nncompress.format import parse_header
 
-    assert parse_header(path.read_bytes())[0].level == 1  # the preset reaches the binary file
+    assert parse_header(path.read_bytes())[0].preset == 1  # the preset reaches the binary file
     with nncompress.open(path, "rt", encoding="latin-1") as f:
         assert f.read() == "caf\u00e9\n".encode().decode("latin-1")
     for mode in ("rbt", "wtb"):

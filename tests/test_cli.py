@@ -38,7 +38,7 @@ def test_output_option_and_levels(text_file, tmp_path):
     assert main(["-9", "-o", str(out), str(text_file)]) == 0
     from nncompress.format import parse_header
 
-    assert parse_header(out.read_bytes())[0].level == 9
+    assert parse_header(out.read_bytes())[0].preset == 9
 
 
 def test_alias_subcommands(text_file, tmp_path):

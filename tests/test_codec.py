@@ -12,17 +12,18 @@ from nncompress import format as fmt
 from nncompress.codec import (MAX_MODEL_MEMORY, BlockDecoder, StreamDecoder, StreamEncoder,
                               model_memory)
 from nncompress.format import NNCError
-from nncompress.model.params import ModelParams
+from nncompress.model.params import ModelParams, fit_to_input
 from nncompress.presets import params_for_level
 
 TEXT = b"The codec joins the model and the range coder, one block at a time.\n" * 40
 
 
 def encode_stream(data: bytes, block_size: int, level: int = 1) -> bytes:
-    encoder = StreamEncoder(level, block_size=block_size)
+    """What compress() writes for one segment: the model sized to the data, the last block marked."""
+    encoder = StreamEncoder(level, block_size=block_size, size=len(data))
     out = bytearray(encoder.header())
     for start in range(0, len(data), block_size):
-        out += encoder.block(data[start : start + block_size])
+        out += encoder.block(data[start : start + block_size], last=start + block_size >= len(data))
     return bytes(out + encoder.end())
 
 
@@ -31,11 +32,12 @@ def block_spans(archive: bytes):
     header, pos = fmt.parse_header(archive)
     spans = []
     while True:
-        frame, pos = fmt.parse_block_frame(archive, pos, header.block_size)
-        if not frame.raw_len:
+        frame, pos = fmt.parse_block_frame(archive, pos, header.block_size, header.version)
+        if frame.raw_len:
+            spans.append((frame, pos))
+            pos += frame.payload_len
+        if frame.last:
             return spans
-        spans.append((frame, pos))
-        pos += frame.payload_len
 
 
 def test_stream_encoder_is_the_api(sample_text):
@@ -71,12 +73,22 @@ def test_encoder_argument_checks():
 
 
 def test_header_records_level_or_custom_parameters():
+    from nncompress.presets import LEVEL_PRESET, header_params
+
     header, _ = fmt.parse_header(StreamEncoder(3).header())
-    assert (header.level, header.params) == (3, tuple(params_for_level(3).to_ints()))
+    assert (header.preset, header.overrides, header.params) == (LEVEL_PRESET[3], (), ())
+    assert header_params(header) == params_for_level(3)
+    # a known input size: the preset with the fitted table sizes as overrides
+    header, _ = fmt.parse_header(StreamEncoder(3, size=100).header())
+    assert header.preset == LEVEL_PRESET[3] and [i for i, _ in header.overrides] == [0, 2, 3]
+    assert header_params(header) == fit_to_input(params_for_level(3), 100)
     custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
     header, _ = fmt.parse_header(StreamEncoder(9, params=custom, block_size=77).header())
-    assert (header.level, header.params, header.block_size) == (0, tuple(custom.to_ints()), 77)
-    assert header.version == fmt.FORMAT_VERSION
+    assert (header.preset, header.params, header.block_size) == (0, tuple(custom.to_ints()), 77)
+    assert header.version == fmt.FORMAT_VERSION == 2
+    # format 1 (what 0.1 wrote, kept for the golden tests): the level byte and every parameter
+    header, _ = fmt.parse_header(StreamEncoder(3, size=100, format_version=1).header())
+    assert (header.version, header.level, header.params) == (1, 3, tuple(params_for_level(3).to_ints()))
 
 
 def test_frames_carry_lengths_and_checksums(sample_text):
@@ -86,7 +98,8 @@ def test_frames_carry_lengths_and_checksums(sample_text):
     assert [f.raw_len for f, _ in spans] == [1000, 1000, 500]
     for k, (frame, _) in enumerate(spans):
         assert frame.crc == fmt.crc32(data[1000 * k : 1000 * (k + 1)])
-    total_len, total_crc, end = fmt.parse_trailer(archive, spans[-1][1] + spans[-1][0].payload_len + 1)
+    assert [f.last for f, _ in spans] == [False, False, True]
+    total_len, total_crc, end = fmt.parse_trailer(archive, spans[-1][1] + spans[-1][0].payload_len, 2, 3)
     assert (total_len, total_crc, end) == (len(data), fmt.crc32(data), len(archive))
 
 
@@ -134,7 +147,7 @@ def test_hostile_model_parameters_refused_without_allocating(monkeypatch):
     huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
                        history_bits=30, match_bits=28)
     assert model_memory(huge) > MAX_MODEL_MEMORY
-    monkeypatch.setattr(codec, "Predictor", lambda params: pytest.fail("allocated"))
+    monkeypatch.setattr(codec, "Predictor", lambda *args: pytest.fail("allocated"))
     with pytest.raises(NNCError, match="limit"):
         BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100))
     with pytest.raises(ValueError, match="MiB"):  # the encoder never writes what is refused
@@ -148,7 +161,7 @@ def test_largest_preset_is_within_the_limit():
 def test_out_of_memory_while_building_the_model_is_an_nncerror(monkeypatch):
     archive = nncompress.compress(TEXT, 1)
 
-    def no_memory(params):
+    def no_memory(params, size=None):
         raise MemoryError
 
     monkeypatch.setattr(codec, "Predictor", no_memory)
@@ -180,7 +193,8 @@ def test_model_memory_terms():
     assert grows(history_bits=13) == 1 << 12
     assert grows(match_bits=11) == 8 << 10
     assert grows(match_min=0) <= 8 - (8 << 10)  # the match model's hash table (at least) goes
-    assert grows(rnn_hidden=2) > 0 and grows(apm1_order=1) == (256 << 8) * 33 * 4 - 256 * 33 * 4
+    # an APM row: 33 int32 points and its "initialised" flag byte (apm.apm_row)
+    assert grows(rnn_hidden=2) > 0 and grows(apm1_order=1) == ((256 << 8) - 256) * (33 * 4 + 1)
 
 
 def test_only_verified_blocks_are_released():
@@ -289,7 +303,9 @@ def test_every_codec_message_exactly(monkeypatch):
     single = StreamDecoder(multi_stream=False)
     single.feed(archive)
     assert _message(lambda: single.feed(b"")) == "already at the end of the stream"
-    small = params_for_level(1)
-    monkeypatch.setattr(codec, "Predictor", lambda params: (_ for _ in ()).throw(MemoryError))
+    from nncompress.presets import header_params
+
+    small = header_params(fmt.parse_header(archive)[0])
+    monkeypatch.setattr(codec, "Predictor", lambda *args: (_ for _ in ()).throw(MemoryError))
     assert _message(lambda: nncompress.decompress(archive)) == \
         f"not enough memory for this archive's model ({model_memory(small) >> 20} MiB)"

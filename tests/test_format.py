@@ -18,21 +18,57 @@ def test_varint_truncated_and_overlong():
         fmt.get_varint(b"\xff" * 12, 0)
 
 
-def test_header_round_trip_and_checksum():
-    header = fmt.Header(fmt.FORMAT_VERSION, 6, (1, 2, 300), 1 << 20)
+HEADERS = [
+    fmt.Header(1, 6, (1, 2, 300), 1 << 20),
+    fmt.Header(2, 0, (1, 2, 300), 1 << 20),  # custom parameters: the full list
+    fmt.Header(2, 0, (), 1 << 20, preset=6),  # a preset as it is
+    fmt.Header(2, 0, (), 77, preset=9, overrides=((0, 12), (2, 10), (3, 10))),
+    fmt.Header(2, 0, (), 1 << 20, preset=300, overrides=((40, 2**40),)),  # large values fit too
+]
+
+
+@pytest.mark.parametrize("header", HEADERS, ids=range(len(HEADERS)))
+def test_header_round_trip_and_checksum(header):
     raw = header.encode()
     parsed, end = fmt.parse_header(raw)
     assert parsed == header and end == len(raw)
-    damaged = bytearray(raw)
-    damaged[7] ^= 1
-    with pytest.raises(NNCError, match="checksum"):
-        fmt.parse_header(bytes(damaged))
+    for cut in range(len(raw)):
+        with pytest.raises(fmt.NeedMoreData):
+            fmt.parse_header(raw[:cut])
+    for at in range(5, len(raw)):
+        damaged = bytearray(raw)
+        damaged[at] ^= 1
+        with pytest.raises(NNCError, match="checksum|integer field|too many|NeedMoreData"):
+            try:
+                fmt.parse_header(bytes(damaged))
+            except fmt.NeedMoreData:
+                raise NNCError("NeedMoreData") from None
 
+
+def test_format_2_header_is_short():
+    """A preset and the three fitted sizes: magic, version, preset, mask, 3 values, CRC."""
+    header = fmt.Header(2, 0, (), 1 << 20, preset=6, overrides=((0, 12), (2, 10), (3, 10)))
+    assert len(header.encode()) == 4 + 1 + 1 + 1 + 3 + 4
+    assert len(fmt.Header(2, 0, (), 1 << 20, preset=6).encode()) == 4 + 1 + 1 + 1 + 4
+    # a block size other than 1 MiB is written after the parameters, flagged in the preset byte
+    assert fmt.Header(2, 0, (), 300, preset=6).encode()[5] == 6 << 1 | 1
+
+
+def test_format_2_override_mask_bounds():
+    raw = bytearray(MAGIC_V2 + bytes([6 << 1]))
+    fmt.put_varint(raw, 1 << fmt.MAX_PARAMS)
+    raw += bytes([1]) * 65
+    raw += __import__("struct").pack("<I", fmt.crc32(raw))
+    with pytest.raises(NNCError, match="too many model parameters"):
+        fmt.parse_header(bytes(raw))
+
+
+MAGIC_V2 = fmt.MAGIC + bytes([2])
 
 NEWER = ("archive format version {v} is newer than this nncompress supports (version {cur}); "
          "upgrade nncompress to read it")
 DAMAGED = "corrupt archive header (unknown format version {v})"
-OLDER = "archive format version {v} is no longer supported (this nncompress reads version {cur})"
+OLDER = "archive format version {v} is no longer supported (this nncompress reads versions 1 to {cur})"
 
 
 @pytest.mark.parametrize("version, message", [
@@ -121,7 +157,7 @@ def test_scan_lists_every_stream_without_decoding():
     assert [(i.compressed_size, i.raw_size, i.blocks) for i in infos] == [
         (len(one), 250, 3), (len(two), 13, 1)]
     assert infos[0].crc == fmt.crc32(b"a" * 250) and infos[1].crc == fmt.crc32(b"second stream")
-    assert infos[0].header.block_size == 100 and infos[1].header.level == 1
+    assert infos[0].header.block_size == 100 and infos[1].header.preset == 1
     empty = _archive(b"", 100)
     assert [(i.raw_size, i.blocks) for i in fmt.scan(empty + one)] == [(0, 0), (250, 3)]
 
@@ -145,11 +181,34 @@ def test_scan_refuses_damaged_framing():
 
 
 def test_end_marker_frame():
-    assert fmt.parse_block_frame(b"\0", 0, 100) == (fmt.BlockFrame(0, 0, 0), 1)
+    assert fmt.parse_block_frame(b"\0", 0, 100) == (fmt.BlockFrame(0, 0, 0, True), 1)
+    # format 2: the last block says so; an empty last frame ends a stream whose blocks were written
+    assert fmt.parse_block_frame(b"\1", 0, 100, 2) == (fmt.BlockFrame(0, 0, 0, True), 1)
+    frame = fmt.encode_block_frame(10, 8, 7, version=2, last=True)
+    assert fmt.parse_block_frame(frame, 0, 100, 2) == (fmt.BlockFrame(10, 8, 7, True), len(frame))
+    frame = fmt.encode_block_frame(10, 8, 7, version=2)
+    assert fmt.parse_block_frame(frame, 0, 100, 2) == (fmt.BlockFrame(10, 8, 7, False), len(frame))
+    with pytest.raises(NNCError, match="^corrupt archive: empty block$"):
+        fmt.parse_block_frame(b"\0", 0, 100, 2)
+
+
+def test_format_2_one_block_then_an_empty_last_frame_is_complete():
+    blob = _v2() + _frame2(10, 4) + b"\0" * 4 + b"\1"  # StreamEncoder.block() without last, then end()
+    (info,) = fmt.scan(blob)
+    assert (info.blocks, info.raw_size, info.compressed_size) == (1, 10, len(blob))
+
+
+def test_format_2_trailer_only_after_several_blocks():
+    assert fmt.encode_end(0, 0, version=2, blocks=0) == b"\1"
+    assert fmt.encode_trailer(5, 9, version=2, blocks=1) == b""
+    assert fmt.parse_trailer(b"", 0, 2, 1) == (None, None, 0)
+    trailer = fmt.encode_trailer(300, 9, version=2, blocks=2)
+    assert fmt.parse_trailer(trailer, 0, 2, 2) == (300, 9, len(trailer))
+    assert fmt.encode_trailer(300, 9, version=1, blocks=1) == trailer  # format 1: always
 
 
 def _header(**change) -> bytes:
-    fields = dict(version=fmt.FORMAT_VERSION, level=1, params=(1, 2), block_size=100)
+    fields = dict(version=1, level=1, params=(1, 2), block_size=100)
     fields.update(change)
     return fmt.Header(**fields).encode()
 
@@ -180,6 +239,33 @@ FORMAT_ERRORS = [
 ]
 
 
+
+def _v2(**change) -> bytes:
+    return _header(version=2, **change)
+
+
+def _frame2(raw_len, payload_len, crc=0, last=False):
+    return fmt.encode_block_frame(raw_len, payload_len, crc, version=2, last=last)
+
+
+FORMAT_ERRORS += [
+    (_v2()[:6] + b"\xff" * 10, "corrupt archive: integer field too long"),
+    (_v2()[:-1] + b"\0", "corrupt archive header (checksum mismatch)"),
+    (_v2(block_size=0) + b"\1", "corrupt archive header: invalid block size"),
+    (_v2() + b"\0", "corrupt archive: empty block"),
+    (_v2() + _frame2(101, 4), "corrupt archive: block longer than the stream's block size"),
+    (_v2() + _frame2(10, 6), "corrupt archive: invalid block payload length"),
+    (_v2() + _frame2(10, 4) + b"\0" * 4 + _frame2(10, 4, last=True) + b"\0" * 4
+     + fmt.encode_trailer(21, 0, version=2, blocks=2),
+     "corrupt archive: trailer length does not match the blocks"),
+    (_v2() + (_frame2(10, 4) + b"\0" * 4) * 2 + b"\1",
+     "compressed data ended before the end of the stream (truncated)"),  # 2 blocks: a trailer is due
+    (_v2() + _frame2(10, 4) + b"\0" * 4, "compressed data ended before the end of the stream (truncated)"),
+    (_v2() + _frame2(10, 4, last=True) + b"\0" * 4 + b"garbage", "trailing garbage after the compressed stream"),
+    (_v2() + b"\1garbage", "trailing garbage after the compressed stream"),
+]
+
+
 @pytest.mark.parametrize("blob, message", FORMAT_ERRORS, ids=[m for _, m in FORMAT_ERRORS])
 def test_every_framing_error_message_exactly(blob, message):
     with pytest.raises(NNCError) as info:
@@ -201,3 +287,13 @@ def test_parameter_count_limit_is_inclusive():
     params = tuple(range(fmt.MAX_PARAMS))
     raw = _header(params=params)
     assert fmt.parse_header(raw)[0].params == params
+
+
+def test_one_block_stream_lists_its_block_checksum():
+    """Format 2 writes no trailer after a single block: the listing takes the block's CRC."""
+    import nncompress
+
+    archive = nncompress.compress(b"one block", 1)
+    (info,) = fmt.scan(archive)
+    assert (info.blocks, info.raw_size, info.crc) == (1, 9, fmt.crc32(b"one block"))
+    assert info.header.version == 2 and info.header.preset == 1

@@ -63,7 +63,8 @@ def test_layout_covers_every_byte(entries):
         assert nncompress.decompress(archive) == data
 
 
-@pytest.mark.parametrize("name", ["empty/1/default", "text/1/bs32", "random64/3/bs100"])
+@pytest.mark.parametrize("name", ["empty/1/default", "text/1/bs32", "random64/3/bs100", "short/1/default",
+                                  "empty/1/default/v1", "text/1/bs32/v1"])
 def test_truncation_at_every_offset_is_an_error(entries, name):
     _, data, archive = by_name(entries, name)
     regions = fuzz.layout(archive)
@@ -73,13 +74,20 @@ def test_truncation_at_every_offset_is_an_error(entries, name):
         assert all(kind == "error" for kind, _ in decode_all_ways(blob)), (name, cut)
         hit.add(next(r[0] for r in regions if r[1] <= cut < r[2]))
     # every region of the format was cut into: header fields, frames, payload, end, trailer
-    assert {"magic", "version", "param_count", "header_crc", "end_marker", "total_len",
-            "total_crc"} <= hit
+    blocks = fmt.scan(archive)[0].blocks
+    if archive[4] == 1:
+        assert {"magic", "version", "param_count", "header_crc", "end_marker", "total_len",
+                "total_crc"} <= hit
+    else:  # format 2: a preset and overrides; an end frame only when empty, a trailer after 2+ blocks
+        assert {"magic", "version", "preset", "override_mask", "param0", "header_crc"} <= hit
+        assert ("end_marker" in hit) == (not data)
+        assert {"total_len", "total_crc"} <= hit if blocks >= 2 else not {"total_len", "total_crc"} & hit
     if data:
         assert {"raw_len", "payload_len", "block_crc", "payload"} <= hit
 
 
-@pytest.mark.parametrize("name", ["empty/1/default", "one/1/default", "short/1/default"])
+@pytest.mark.parametrize("name", ["empty/1/default", "one/1/default", "short/1/default",
+                                  "empty/1/default/v1"])
 def test_every_single_bit_flip(entries, name):
     """Each flip is an NNCError, or (only in range-coder padding bits) decodes the exact original."""
     _, data, archive = by_name(entries, name)
@@ -157,14 +165,14 @@ def test_hostile_headers_with_valid_checksums(entries):
 SCAN_ERRORS = ("not an nncompress archive", "corrupt archive", "archive format version",
                "trailing garbage", "compressed data ended", "no compressed data")
 PARAM_ERRORS = ("model parameter block", "must be", "unknown context kind", "between 1 and",
-                "apm weights", "out of range")
+                "apm weights", "out of range", "unknown preset", "override of an unknown field")
 
 
 def test_listing_damaged_archives_raises_only_clean_errors(entries):
     """`nncompress -l` walks the framing without decoding (fmt.scan); the CLI reports NNCError
     and the ValueError of an invalid parameter block as one-line errors.  A listing that succeeds
     must account for every byte, and agree with the decoder whenever the decoder accepts the blob."""
-    from nncompress.model.params import ModelParams
+    from nncompress.presets import header_params
 
     rng = random.Random(11)
     listed = refused = decoded = 0
@@ -173,7 +181,7 @@ def test_listing_damaged_archives_raises_only_clean_errors(entries):
         try:
             infos = fmt.scan(blob)
             for info in infos:
-                ModelParams.from_ints(list(info.header.params))
+                header_params(info.header)
         except NNCError as exc:
             assert str(exc).startswith(SCAN_ERRORS), str(exc)
             refused += 1

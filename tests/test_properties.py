@@ -33,15 +33,18 @@ def test_round_trip_edge_inputs_each_level(level):
 @given(data=st.binary(max_size=400), block_size=st.integers(1, 200), cuts=st.lists(st.integers(0, 400)))
 def test_output_does_not_depend_on_how_input_is_split(data, block_size, cuts):
     whole = nncompress.compress(data, 1, block_size=block_size)
-    c = nncompress.NNCompressor(1, block_size=block_size)
-    out = bytearray()
-    prev = 0
-    for cut in sorted(set(min(c_, len(data)) for c_ in cuts)):
-        out += c.compress(data[prev:cut])
-        prev = cut
-    out += c.compress(data[prev:]) + c.flush()
-    assert bytes(out) == whole
-    assert nncompress.decompress(whole) == data
+    unknown = nncompress.NNCompressor(1, block_size=block_size)  # no size: the model is not fitted
+    unknown = unknown.compress(data) + unknown.flush()
+    for size, expected in ((len(data), whole), (None, unknown)):
+        c = nncompress.NNCompressor(1, block_size=block_size, size=size)
+        out = bytearray()
+        prev = 0
+        for cut in sorted(set(min(c_, len(data)) for c_ in cuts)):
+            out += c.compress(data[prev:cut])
+            prev = cut
+        out += c.compress(data[prev:]) + c.flush()
+        assert bytes(out) == expected
+    assert nncompress.decompress(whole) == data and nncompress.decompress(unknown) == data
 
 
 @FAST

@@ -75,7 +75,7 @@ def test_unbounded_calls_release_only_verified_blocks(big_archive):
     """A damaged block: without max_length nothing of it comes out; with max_length its first
     bytes may (as liblzma), and the call that reaches its end raises."""
     header, pos = fmt.parse_header(big_archive)
-    frame, payload_at = fmt.parse_block_frame(big_archive, pos, header.block_size)
+    frame, payload_at = fmt.parse_block_frame(big_archive, pos, header.block_size, header.version)
     damaged = bytearray(big_archive)
     damaged[payload_at + frame.payload_len - 9] ^= 0x40  # late in the first block's payload
     damaged = bytes(damaged)
@@ -137,16 +137,17 @@ def test_open_text_mode_closes_the_file_when_the_wrapper_fails(tmp_path):
 
 # -- item 11: a hostile header costs nothing before its lie is found --------------------------
 
-def _hostile(level: int, raw_len: int, payload: bytes) -> bytes:
-    header = fmt.Header(fmt.FORMAT_VERSION, level, tuple(params_for_level(level).to_ints()),
+def _hostile(level: int, raw_len: int, payload: bytes, version: int = fmt.FORMAT_VERSION) -> bytes:
+    header = fmt.Header(version, level, tuple(params_for_level(level).to_ints()),
                         fmt.MAX_BLOCK_SIZE).encode()
-    return (header + fmt.encode_block_frame(raw_len, len(payload), 0) + payload
-            + fmt.encode_end(raw_len, 0))
+    return (header + fmt.encode_block_frame(raw_len, len(payload), 0, version=version, last=True)
+            + payload + (fmt.encode_end(raw_len, 0) if version == 1 else b""))  # one last block: no trailer
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("raw_len", [1 << 16, 1 << 20, fmt.MAX_BLOCK_SIZE])
-def test_block_claiming_more_than_its_payload_can_hold_is_refused_undecoded(raw_len, steps):
-    blob = _hostile(1, raw_len, b"\x55" * 8)
+def test_block_claiming_more_than_its_payload_can_hold_is_refused_undecoded(raw_len, version, steps):
+    blob = _hostile(1, raw_len, b"\x55" * 8, version)
     assert len(blob) < 120
     with pytest.raises(nncompress.NNCError, match="payload too short"):
         nncompress.decompress(blob)
@@ -227,11 +228,11 @@ class CountingFile(io.RawIOBase):
 def _framing_only_archive(blocks: int, block: int = 1 << 20) -> bytes:
     """Valid framing around random payloads: listing never decodes, so they need not decode."""
     rng = random.Random(5)
-    header = fmt.Header(fmt.FORMAT_VERSION, 1, tuple(params_for_level(1).to_ints()), block).encode()
+    header = fmt.Header(fmt.FORMAT_VERSION, 0, (), block, preset=1).encode()
     out = bytearray(header)
-    for _ in range(blocks):
-        out += fmt.encode_block_frame(block, block, 0) + rng.randbytes(block)
-    out += fmt.encode_end(blocks * block, 0x1234)
+    for k in range(blocks):
+        out += fmt.encode_block_frame(block, block, 0, version=2, last=k == blocks - 1) + rng.randbytes(block)
+    out += fmt.encode_trailer(blocks * block, 0x1234, version=2, blocks=blocks)
     return bytes(out)
 
 

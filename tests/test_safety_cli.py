@@ -296,8 +296,11 @@ def test_kernels_cached_sees_a_numba_cache_directory(tmp_path, monkeypatch):
 
 # -- issue 15 items 9-14: the rough edges -------------------------------------------------------
 
-@pytest.mark.parametrize("argv", [["--bogus"], ["--level", "12"], ["-d", "-t"]])
-def test_usage_errors_exit_1_like_gzip_xz_zstd(argv, capsys):
+@pytest.mark.parametrize("argv", [["--bogus"], ["--level", "12"], ["-d", "-t"], ["bench", "--bogus"],
+                                  ["analyze"], ["analyze", "x", "--bogus"], ["demo", "--bogus"],
+                                  ["bench", "fetch", "--bogus"]])
+def test_usage_errors_exit_1_like_gzip_xz_zstd(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no file named like a subcommand here
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 1

@@ -32,11 +32,12 @@ def archive(text):
 
 
 def one_stream(data, level=1, block_size=1 << 20):
-    """The single stream compress() wrote before segments existed (StreamEncoder directly)."""
-    encoder = StreamEncoder(level, block_size=block_size)
+    """The single stream compress() writes for data (StreamEncoder directly): the model sized to
+    the data, the last block marked as the last."""
+    encoder = StreamEncoder(level, block_size=block_size, size=len(data))
     out = bytearray(encoder.header())
     for start in range(0, len(data), block_size):
-        out += encoder.block(data[start : start + block_size])
+        out += encoder.block(data[start : start + block_size], last=start + block_size >= len(data))
     return bytes(out + encoder.end())
 
 

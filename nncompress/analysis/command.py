@@ -17,10 +17,11 @@ from .entropy import HIGH_ORDER_NOTE
 from .page import DEFAULT_HTML_LIMIT, write_html
 from .plot import write_plot
 from .report import analyze_paths, format_report, json_ready
+from ..cli_args import Parser as UsageParser  # usage errors exit 1, as gzip and xz
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="nncompress analyze",
         description="Entropy analysis of files, directories or corpus sets: empirical "
                     "conditional entropies, adaptive baselines, reference compressors and "

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import format as fmt
 from ..codec import StreamEncoder
-from ..model.params import ModelParams
+from ..model.params import ModelParams, fit_to_input
 from ..model.predictor import Predictor
 from ..presets import DEFAULT_LEVEL, params_for_level
 
@@ -23,7 +23,7 @@ def model_pass(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = No
     returns (cost of every byte in bits, size of the .nnc stream)."""
     level, params = resolve_params(level, params)
     raw = bytes(data)
-    encoder = StreamEncoder(level, None if level else params, block_size)
+    encoder = StreamEncoder(level, None if level else params, block_size, size=len(raw))
     costs = np.empty(len(raw), dtype=np.float64)
     done = 0
 
@@ -35,7 +35,8 @@ def model_pass(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = No
 
     total = len(encoder.header())
     for start in range(0, len(raw), block_size):
-        total += len(encoder.block(raw[start : start + block_size], progress, observe))
+        total += len(encoder.block(raw[start : start + block_size], progress, observe,
+                                   last=start + block_size >= len(raw)))
     total += len(encoder.end())
     return costs, total
 
@@ -58,7 +59,9 @@ def top_predictions(data, level: int = DEFAULT_LEVEL, params: ModelParams | None
     """(costs, top byte values (n, top), their probabilities (n, top)) for every byte, from
     `Predictor.byte_distributions` (a Python loop: ~20-40 KB/s, meant for short prefixes)."""
     _, params = resolve_params(level, params)
-    costs, dists = Predictor(params).byte_distributions(bytes(data))
+    data = bytes(data)
+    # the model compress() uses for this input: sized to it (fit_to_input), as model_pass's
+    costs, dists = Predictor(fit_to_input(params, len(data)), len(data)).byte_distributions(data)
     if dists.shape[0] == 0:
         return costs, np.zeros((0, top), dtype=np.int64), np.zeros((0, top))
     idx = np.argsort(-dists, axis=1, kind="stable")[:, :top]

@@ -24,9 +24,18 @@ def auto_window(n: int) -> int:
     return int(min(5000, max(50, n // 100)))
 
 
+def cumulative_average(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions 1..n, mean of values over the first k bytes): the archive's bpc had the file
+    ended there."""
+    n = values.shape[0]
+    return np.arange(1, n + 1), np.cumsum(values) / np.arange(1, n + 1)
+
+
 def write_plot(results: list[dict], out: str, window: int | None = None, max_files: int = 8) -> str:
-    """PNG learning curves: moving-average bits per byte vs position, nncompress and the adaptive
-    order-2 baseline, one panel per file (results need keep_costs=True)."""
+    """PNG learning curves, one row per file (results need keep_costs=True): on the left the
+    moving-average bits per byte vs position, nncompress and the adaptive order-2 baseline; on
+    the right the cumulative bits per byte (what the whole archive would cost had the file ended
+    there) on a log scale of position, against the comparators' whole-file results."""
     plt = pyplot()
 
     shown = [r for r in results if r["bytes"]][:max_files]
@@ -34,8 +43,10 @@ def write_plot(results: list[dict], out: str, window: int | None = None, max_fil
         print(f"nncompress analyze: plotting the first {max_files} files only", file=sys.stderr)
     if not shown:
         raise ValueError("nothing to plot (empty files)")
-    fig, axes = plt.subplots(len(shown), 1, figsize=(9, 3.6 * len(shown)), squeeze=False)
-    for ax, r in zip(axes[:, 0], shown):
+    fig, axes = plt.subplots(len(shown), 2, figsize=(15, 3.6 * len(shown)), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]})
+    for ax, side, r in zip(axes[:, 0], axes[:, 1], shown):
+        _cumulative_panel(side, r)
         w = window or auto_window(r["bytes"])
         level = r["nncompress"]["level"]
         for key, label, color in [("nncompress", f"nncompress -{level} (RNNME, online)", "C3"),
@@ -61,3 +72,25 @@ def write_plot(results: list[dict], out: str, window: int | None = None, max_fil
     plt.close(fig)
     return out
 
+
+
+def _cumulative_panel(ax, r: dict) -> None:
+    level = r["nncompress"]["level"]
+    for key, label, color in [("nncompress", f"nncompress -{level}", "C3"),
+                              ("order2", "adaptive order-2", "C0")]:
+        x, y = cumulative_average(r["costs"][key])
+        keep = np.unique(np.geomspace(1, x.shape[0], num=min(2000, x.shape[0])).astype(np.int64)) - 1
+        ax.plot(x[keep], y[keep], color=color, linewidth=1.0, label=label)
+    for key, label, style in [("gzip", "gzip -9", ":"), ("xz", "xz -9e", "--"), ("paq", "paq9a", "-.")]:
+        ref = r["reference"].get(key)
+        if ref:
+            ax.axhline(ref["bpc"], color="0.45", linestyle=style, linewidth=0.9,
+                       label=f"{label} ({ref['bpc']:.2f})")
+    ax.set_xscale("log")
+    ax.set_xlim(1, max(r["bytes"], 2))
+    ax.set_ylim(0, 9)
+    ax.set_xlabel("first bytes of the file (log scale)")
+    ax.set_ylabel("cumulative bits per byte")
+    ax.set_title("cost so far, against the whole-file comparators")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(loc="lower left", fontsize=8)

@@ -13,10 +13,11 @@ from .measurement import DEFAULT_TIMEOUT, run, system_info
 from .report import METHOD, files_label, format_text, write_outputs
 from .targets import bench_files
 from .worker import DEFAULT_MIN_TIME
+from ..cli_args import Parser as UsageParser  # usage errors exit 1, as gzip and xz
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="nncompress bench",
         description="Compare nncompress with gzip, bzip2, xz, zstd, brotli, PPMd, zpaq, paq9a and any "
                     "paq8px / cmix / lstm-compress on PATH: size, bpc, speed, peak memory, verified round "

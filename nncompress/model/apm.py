@@ -4,6 +4,10 @@ Per row, 33 points over the stretch domain (16-bit probabilities), interpolated;
 around the input learn.  APM1's rows are the partial byte (or, apm1_order=1, the partial byte and
 the previous byte), APM2's a hash of the partial byte and the last two bytes.  The final
 probability is a fixed-weight average (cfg[C_APM_W + 0..2], sum 16) of mixer, APM1 and APM2.
+
+The maps start as zeros and a row receives the identity map (`apm_identity`) when it is first
+read (`apm1_ready`/`apm2_ready` mark the rows that have it): a small input touches few rows, and
+untouched rows cost no memory.  Predictions are those of maps initialised in full.
 """
 
 from __future__ import annotations
@@ -12,6 +16,15 @@ from .contexts import hash2
 from .jit import kernel
 from .state import C_APM_RATE, C_APM_W, R_C4
 from .tree import path_node
+
+
+@kernel(inline=True)
+def apm_row(table, ready, row, identity):
+    """Make sure the row holds its starting points (the identity map) before its first use."""
+    if ready[row] == 0:
+        for k in range(identity.shape[0]):
+            table[row, k] = identity[k]
+        ready[row] = 1
 
 
 @kernel(inline=True)
@@ -50,8 +63,10 @@ def refine(st, reg, node):
         pm = node.node_pmix[j]
         sx = stretch[pm]
         row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
+        apm_row(apm1, st.apm1_ready, row1, st.apm_identity)
         p1, lo1, w1 = apm_predict(apm1, row1, sx)
         row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
+        apm_row(apm2, st.apm2_ready, row2, st.apm_identity)
         p2, lo2, w2 = apm_predict(apm2, row2, sx)
         node_apm[j, 0] = lo1
         node_apm[j, 1] = w1

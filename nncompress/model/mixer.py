@@ -5,6 +5,11 @@ selectors in use are stacked in one table (`st.mixw`, mixer k's rows from cfg[C_
 With more than one first-layer mixer, a final mixer with weights chosen by the partial byte
 combines their outputs.  Fresh weight rows learn faster (boost, halved after `mixer_lr_decay`
 updates).
+
+A weight row holds its initial weights until its first update (`mixn` counts updates), and the
+table starts as zeros: predict() writes a row's initial weights when it first reads one that was
+never updated.  Untouched rows then cost no memory (most of the table, on a small input) and
+every prediction is what eagerly initialised rows gave.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from __future__ import annotations
 from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
-from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL,
-                    C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
+from .state import (C_CTX_INPUTS, C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NCTX,
+                    C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
                     R_NIBBLE)
 from .tree import path_node
 
@@ -27,6 +32,16 @@ def squash_lookup(squash, x):
     if x < -2047:
         x = -2047
     return squash[x + 2048]
+
+
+INITIAL_WEIGHT = (1 << 16) // 4
+
+
+@kernel(inline=True)
+def initial_row(mixw, row, ninputs, context_inputs, per_context):
+    """1/4 on the first input of each context and on every shared input, 0 elsewhere."""
+    for i in range(ninputs):
+        mixw[row, i] = INITIAL_WEIGHT if i >= context_inputs or i % per_context == 0 else 0
 
 
 @kernel(inline=True)
@@ -60,6 +75,9 @@ def predict(st, reg, node, rnn_pattern):
     nibble = reg[R_NIBBLE]
     mixw, fmixw, squash = st.mixw, st.fmixw, st.squash
     inputs, node_row, node_sx, node_sp = node.inputs, node.node_row, node.node_sx, node.node_sp
+    mixn = st.mixn
+    per_context = cfg[C_CTX_INPUTS]
+    context_inputs = cfg[C_NCTX] * per_context
     for j in range(1, 16):
         c0 = node.node_c0[j]
         fdot = 0
@@ -68,6 +86,8 @@ def predict(st, reg, node, rnn_pattern):
                                node.node_eb[j], rnn_pattern)
             row += cfg[C_SEL_BASE + m]
             node_row[j, m] = row
+            if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
+                initial_row(mixw, row, ninputs, context_inputs, per_context)
             dot = 0
             for i in range(ninputs):
                 dot += mixw[row, i] * inputs[j, i]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from .kinds import MAX_CONTEXTS, Context, Selector, selector_mask
 
@@ -108,6 +108,31 @@ class ModelParams:
     def extension_names(cls) -> list:
         return [f.name for f in fields(cls) if f.metadata.get("extension")]
 
+    @classmethod
+    def scalar_names(cls) -> list:
+        """Every field but the context list, numbered as format-2 headers number their overrides:
+        the base scalars, then the extensions (so appending a field keeps every number)."""
+        return cls.base_names() + cls.extension_names()
+
+    def overrides_from(self, base: "ModelParams") -> tuple | None:
+        """((scalar field index, value), ...) that turn `base` into these parameters, or None when
+        the context lists differ (a format-2 header then carries the full list)."""
+        if self.contexts != base.contexts:
+            return None
+        return tuple((index, getattr(self, name)) for index, name in enumerate(self.scalar_names())
+                     if getattr(self, name) != getattr(base, name))
+
+    def with_overrides(self, overrides) -> "ModelParams":
+        """These parameters with scalar fields replaced by index (overrides_from's inverse)."""
+        names = self.scalar_names()
+        changes = {}
+        for index, value in overrides:
+            if index >= len(names):
+                raise ValueError("model parameter override of an unknown field "
+                                 "(made by a newer nncompress?)")
+            changes[names[index]] = value
+        return replace(self, **changes).validate()
+
     # Header encoding: the base scalars in declaration order, the context list, then the extension
     # fields up to the last one that is not at its default ("off"); all varints.
     def to_ints(self) -> list:
@@ -137,3 +162,45 @@ class ModelParams:
 
     def describe(self) -> dict:
         return asdict(self)
+
+
+# -- sizing the model to a known input ----------------------------------------------------------
+@dataclass(frozen=True)
+class SizeRule:
+    """A log2 size field that an input of known size can shrink without changing what is learned:
+    fit_to_input gives it max(minimum, log2(input bytes) + headroom), never more than the preset."""
+    field: str
+    minimum: int  # the smallest value validate() accepts
+    headroom: int  # log2 of the entries (or bytes) wanted per input byte
+
+
+# One line per size field (a new component's table adds its own).  Measured in bench/SMALL.md:
+# fitting costs no more than noise in bpc on 3.7 KB .. 53 KB files at levels 1, 6 and 9.
+SIZE_RULES = (
+    # context tables: 16-byte slots, at most 2 claimed per input byte and context (one per
+    # nibble), so 256 bytes per input byte keeps each table under 1/8 full (4-way buckets)
+    SizeRule("table_bits", 12, 6),
+    # the history ring holds the whole input twice over: it never wraps, so every byte it is
+    # asked for is the byte a full-size ring returns
+    SizeRule("history_bits", 10, 1),
+    # one entry per input byte at most: 16 entries per byte keeps collisions rare
+    SizeRule("match_bits", 10, 4),
+)
+
+
+def fit_to_input(params: ModelParams, size: int | None) -> ModelParams:
+    """The parameters sized for an input of `size` bytes (None: unknown, kept as they are).
+
+    Every path that knows its input's size (a buffer, a regular file, a segment) calls this, so
+    an archive's bytes depend only on the input and the settings, never on how it was run; the
+    header records the fitted sizes."""
+    if size is None:
+        return params
+    need = max(size, 1).bit_length()  # 2^need > size
+    changes = {}
+    for rule in SIZE_RULES:
+        current = getattr(params, rule.field)
+        wanted = max(rule.minimum, need + rule.headroom)
+        if wanted < current:  # a field that is off (0) or already small stays as it is
+            changes[rule.field] = wanted
+    return replace(params, **changes) if changes else params

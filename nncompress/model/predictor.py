@@ -14,16 +14,22 @@ from .nibble import peek_low_nibbles
 from .nibble import predict_known as predict_known_kernel
 from .nibble import step as step_kernel
 from .params import ModelParams
-from .state import NODE_FIELDS, Node, allocate, pack
+from .state import NODE_FIELDS, Node, allocate_packed
 
 NIBBLE_ALPHABET = 16
 
 
+# Inputs from this size on touch most of a model's pages: its buffers then take huge pages.
+HUGE_PAGE_INPUT = 1 << 20
+
+
 class Predictor:
-    def __init__(self, params: ModelParams):
+    def __init__(self, params: ModelParams, input_size: int | None = None):
+        """input_size: how many bytes the model will see, when known (None: unknown, large)."""
         self.params = params.validate()
         # the packed buffers the kernels take, and the same memory as named numpy views
-        self._packed, self._arrays = pack(allocate(self.params))
+        huge_pages = input_size is None or input_size >= HUGE_PAGE_INPUT
+        self._packed, self._arrays = allocate_packed(self.params, huge_pages)
         self._out = np.zeros(NIBBLE_ALPHABET, dtype=np.float64)
         # The nibble coded last but not yet learned: learning is deferred to the next prediction
         # so one kernel call does both.

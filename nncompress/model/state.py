@@ -14,6 +14,7 @@ codec import it to size a model without compiling anything.
 
 from __future__ import annotations
 
+import mmap
 from collections import namedtuple
 from dataclasses import dataclass
 from functools import cached_property
@@ -118,19 +119,10 @@ def _config(d: Dims) -> np.ndarray:
     return cfg
 
 
-def _mixer_weights(d: Dims) -> np.ndarray:
-    """1/4 on the first input of each context and on every shared input, 0 elsewhere."""
-    ci = d.params.ctx_inputs
-    w = np.zeros((d.mixer_rows, d.ninputs), dtype=np.int32)
-    w[:, : d.nctx * ci : ci] = (1 << 16) // 4
-    w[:, d.nctx * ci :] = (1 << 16) // 4
-    return w
-
-
-def _apm_rows(rows: int) -> np.ndarray:
-    """Every row starts as the identity map: 33 points over the stretch domain, 16-bit."""
-    points = [detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)]
-    return np.tile(np.array(points, dtype=np.int32), (rows, 1))
+def _apm_identity(d: Dims) -> np.ndarray:
+    """An APM row's starting points, the identity map: 33 points over the stretch domain, 16-bit."""
+    return np.array([detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
+                    dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -180,15 +172,19 @@ FIELDS = (
     Field("msm_p", "int32", lambda d: (64,), "match", 1 << 21),
     Field("msm_n", "int32", lambda d: (64,), "match"),
     # mixers: first-layer weight sets (rows of all selectors, stacked) and the final mixer
-    Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer", _mixer_weights),
+    # rows start at 0 and receive their initial weights when first read (mixer.initial_row)
+    Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer"),
     Field("mixn", "int32", lambda d: (d.mixer_rows,), "mixer"),
     Field("fmixw", "int32", lambda d: (256, MAX_SELECTORS), "mixer", lambda d: (1 << 16) // d.nsel),
     Field("squash", "int32", lambda d: (4096,), "mixer", lambda d: detmath.SQUASH, twin=False),
     Field("stretch", "int32", lambda d: (4096,), "mixer", lambda d: detmath.STRETCH, twin=False),
     # adaptive probability maps
-    Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm",
-          lambda d: _apm_rows(256 << (8 * d.params.apm1_order))),
-    Field("apm2", "int32", lambda d: (1 << 16, 33), "apm", lambda d: _apm_rows(1 << 16)),
+    # rows start at 0 and receive the identity map when first read (apm.apm_row)
+    Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm"),
+    Field("apm2", "int32", lambda d: (1 << 16, 33), "apm"),
+    Field("apm1_ready", "uint8", lambda d: (256 << (8 * d.params.apm1_order),), "apm", twin=False),
+    Field("apm2_ready", "uint8", lambda d: (1 << 16,), "apm", twin=False),
+    Field("apm_identity", "int32", lambda d: (33,), "apm", _apm_identity, twin=False),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
@@ -239,23 +235,71 @@ def model_memory(params: ModelParams) -> int:
     return sum(int(np.prod(shape)) * np.dtype(f.dtype).itemsize for f, shape in zip(FIELDS, shapes))
 
 
+def _initial_value(f: Field, d: Dims, shape: tuple):
+    """A field's starting value: an array of its shape, a scalar fill value, or None (zeros)."""
+    init = f.init
+    if callable(init):
+        value = np.asarray(init(d))
+        if value.ndim == 0:
+            return value.astype(f.dtype)
+        if value.shape != shape or value.dtype != np.dtype(f.dtype):
+            raise AssertionError(f"state field {f.name}: expected {f.dtype} {shape}, "
+                                 f"got {value.dtype} {value.shape}")
+        return value
+    return np.array(init, dtype=f.dtype) if init else None
+
+
 def allocate(params: ModelParams) -> dict:
     """The starting state: one array per field, by name (in FIELDS order)."""
     d, shapes = _shapes(params)
     arrays = {}
     for f, shape in zip(FIELDS, shapes):
-        init = f.init
-        if callable(init):
-            value = np.asarray(init(d))
-            if value.ndim == 0:
-                value = np.full(shape, value, dtype=f.dtype)
-        else:
-            value = np.full(shape, init, dtype=f.dtype) if init else np.zeros(shape, f.dtype)
-        if value.shape != shape or value.dtype != np.dtype(f.dtype):
-            raise AssertionError(f"state field {f.name}: expected {f.dtype} {shape}, "
-                                 f"got {value.dtype} {value.shape}")
-        arrays[f.name] = value
+        value = _initial_value(f, d, shape)
+        array = np.zeros(shape, f.dtype)
+        if value is not None:
+            array[...] = value
+        arrays[f.name] = array
     return arrays
+
+
+def _zeros(count: int, dtype: str, huge_pages: bool) -> np.ndarray:
+    """A zeroed buffer.  numpy asks the kernel for transparent huge pages for large arrays
+    (fewer TLB misses on a big model's random accesses), but then the first touch anywhere in a
+    2 MiB page commits all of it; a model for a small input touches few of its mixer rows, so it
+    takes ordinary pages, committed 4 KiB at a time."""
+    if huge_pages or count == 0:
+        return np.zeros(max(count, 1), dtype=dtype)
+    nbytes = count * np.dtype(dtype).itemsize
+    pages = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        try:
+            pages.madvise(mmap.MADV_NOHUGEPAGE)
+        except OSError:
+            pass
+    return np.frombuffer(pages, dtype=dtype, count=count)
+
+
+def allocate_packed(params: ModelParams, huge_pages: bool = True) -> tuple[tuple, dict]:
+    """pack(allocate(params)) without the intermediate copies: the starting state written
+    straight into the packed buffers, so a model's peak memory is its own size (the big tables
+    start at zero and their pages are touched only when used).  huge_pages: see _zeros."""
+    d, shapes = _shapes(params)
+    sizes = dict.fromkeys(DTYPE_GROUPS, 0)
+    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    for k, (f, shape) in enumerate(zip(FIELDS, shapes)):
+        layout[k, 0] = sizes[f.dtype]
+        layout[k, 1 : 1 + len(shape)] = shape
+        sizes[f.dtype] += int(np.prod(shape))
+    buffers = {dtype: _zeros(size, dtype, huge_pages) for dtype, size in sizes.items()}
+    views = {}
+    for k, (f, shape) in enumerate(zip(FIELDS, shapes)):
+        count = int(np.prod(shape))
+        view = buffers[f.dtype][layout[k, 0] : layout[k, 0] + count].reshape(shape)
+        value = _initial_value(f, d, shape)
+        if value is not None:
+            view[...] = value
+        views[f.name] = view
+    return tuple(buffers[dtype] for dtype in DTYPE_GROUPS) + (layout,), views
 
 
 def pack(arrays: dict) -> tuple[tuple, dict]:

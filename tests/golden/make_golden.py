@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""(Re)generate the golden archives that tests/test_golden.py checks.
+"""How the format-1 golden archives that tests/test_golden.py checks were generated.
+
+FROZEN: they are format 1 (nncompress 0.1) and are never regenerated; the script refuses to run
+while manifest.json exists.  New golden archives are format 2 and are added by v2/make_v2.py.
 
     .venv/bin/python tests/golden/make_golden.py
 
@@ -21,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 import nncompress  # noqa: E402
-from nncompress import format as fmt  # noqa: E402
+from nncompress.segments import compress_segment  # noqa: E402
 
 LEVELS = (1, 3, 6, 9)
 
@@ -66,6 +69,9 @@ def sha256(data: bytes) -> str:
 
 
 def main() -> int:
+    if (HERE / "manifest.json").exists():
+        raise SystemExit("the format-1 golden archives are frozen (README.md): add format-2 "
+                         "archives with v2/make_v2.py instead")
     inputs_dir, archives_dir = HERE / "inputs", HERE / "archives"
     inputs_dir.mkdir(exist_ok=True)
     archives_dir.mkdir(exist_ok=True)
@@ -75,7 +81,7 @@ def main() -> int:
     for name, data in INPUTS.items():
         (inputs_dir / f"{name}.bin").write_bytes(data)
         for level in LEVELS:
-            archive = nncompress.compress(data, level)
+            archive = compress_segment(data, level, format_version=1, preset_id=level)
             if nncompress.decompress(archive) != data:
                 raise SystemExit(f"round trip failed for {name} at level {level}")
             path = archives_dir / f"{name}-L{level}.nnc"
@@ -90,15 +96,14 @@ def main() -> int:
                 "archive_sha256": sha256(archive),
             })
     manifest = {
-        "format_version": fmt.FORMAT_VERSION,
+        "format_version": 1,
         "nncompress_version": nncompress.__version__,
         "regenerate": ".venv/bin/python tests/golden/make_golden.py",
         "entries": entries,
     }
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     total = sum(e["archive_size"] for e in entries)
-    print(f"wrote {len(entries)} golden archives ({total} bytes) for format version "
-          f"{fmt.FORMAT_VERSION} to {HERE}")
+    print(f"wrote {len(entries)} golden archives ({total} bytes) for format version 1 to {HERE}")
     return 0
 
 

@@ -10,6 +10,8 @@
 
 Unlike ../make_golden.py this script never rewrites an existing file: it only adds entries that
 are missing, so archives written by older code stay as they were (they must keep decoding).
+These are format 1 (written with the format-1 writer kept for the golden tests); format-2
+structure archives are added by ../v2/make_v2.py.
 Inputs are stored xz-compressed (stdlib lzma) to keep the repository small.
 """
 
@@ -27,6 +29,7 @@ sys.path.insert(0, str(HERE.parents[2]))
 
 import nncompress  # noqa: E402
 from nncompress import format as fmt  # noqa: E402
+from nncompress.segments import compress_segment  # noqa: E402
 from nncompress.model.params import COLUMN, WORD, WORD_BIGRAM, ModelParams  # noqa: E402
 
 PASSAGE = (b"Entry %(n)d. The golden archives pin the bytes nncompress writes; this one pins the "
@@ -92,7 +95,8 @@ def main() -> int:
         archive_path = HERE / f"{name}.nnc"
         if archive_path.exists():
             raise SystemExit(f"{archive_path.name} exists without a manifest entry: not overwriting")
-        archive = nncompress.compress(data, level or 6, params=params, block_size=block_size)
+        archive = compress_segment(data, level or 6, params, block_size, format_version=1,
+                                   preset_id=level)
         if nncompress.decompress(archive) != data:
             raise SystemExit(f"round trip failed for {name}")
         archive_path.write_bytes(archive)
@@ -112,7 +116,7 @@ def main() -> int:
         })
         added += 1
         print(f"added {name}: {len(data)} -> {len(archive)} bytes, {info.blocks} blocks")
-    manifest["format_version"] = fmt.FORMAT_VERSION
+    manifest["format_version"] = 1
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"{added} added, {len(have)} kept")
     return 0

@@ -1,0 +1,129 @@
+"""The preset registry: format-2 archives name their preset by id, so a registered preset means
+the same parameters forever (nncompress/presets.py).  And fit_to_input, which sizes a preset to a
+known input."""
+
+import dataclasses
+import hashlib
+
+import pytest
+
+from nncompress.model.params import SIZE_RULES, ModelParams, fit_to_input
+from nncompress.model.state import model_memory
+from nncompress.presets import LEVEL_PRESET, LEVELS, PRESETS, header_fields, params_for_level
+
+# One line per registered preset: sha256 of (level, ModelParams.to_ints()), first 16 hex digits.
+# APPEND a line when a preset is appended; a line that stops matching means a released preset was
+# edited, and every archive naming it would decode wrong: restore it and append a new id instead.
+FROZEN = {
+    1: "80fb4ebd75b71faa",
+    2: "08d95a5608e49188",
+    3: "9209c1d3d9386fdd",
+    4: "e022d47a55366834",
+    5: "cc990eb5f6f2681d",
+    6: "cc1d82689419d044",
+    7: "1f93d0a188041a3e",
+    8: "db9e3e98063ed2f3",
+    9: "3514026aca0ad3db",
+}
+
+
+def digest(preset) -> str:
+    return hashlib.sha256(repr((preset.level, preset.params.to_ints())).encode()).hexdigest()[:16]
+
+
+def test_registered_presets_are_frozen():
+    assert sorted(PRESETS) == sorted(FROZEN), "every registered preset is pinned here, and only those"
+    for id_, preset in PRESETS.items():
+        assert digest(preset) == FROZEN[id_], (
+            f"preset {id_} changed: archives naming it would decode wrong; append a new id instead")
+    assert 0 not in PRESETS  # 0 means "custom parameters, listed in full"
+
+
+def test_levels_are_the_newest_preset_for_each():
+    assert sorted(LEVELS) == list(range(1, 10))
+    for level, id_ in LEVEL_PRESET.items():
+        assert PRESETS[id_].level == level
+        assert id_ == max(i for i, p in PRESETS.items() if p.level == level)
+        assert params_for_level(level) is PRESETS[id_].params
+    with pytest.raises(ValueError, match="1..9"):
+        params_for_level(10)
+
+
+def test_header_fields_name_the_preset_and_what_differs():
+    base = params_for_level(6)
+    six = LEVEL_PRESET[6]
+    assert header_fields(base, six) == (six, (), ())
+    fitted = fit_to_input(base, 1000)
+    preset, overrides, full = header_fields(fitted, six)
+    assert preset == LEVEL_PRESET[6] and full == ()
+    assert PRESETS[preset].params.with_overrides(overrides) == fitted
+    # custom parameters (level 0), or a different context list: the full list
+    assert header_fields(base, None) == header_fields(base, 0) == (0, (), tuple(base.to_ints()))
+    other = dataclasses.replace(base, contexts=base.contexts[:-1])
+    assert header_fields(other, six) == (0, (), tuple(other.to_ints()))
+    with pytest.raises(ValueError, match="unknown field"):
+        base.with_overrides(((len(ModelParams.scalar_names()), 1),))
+    with pytest.raises(ValueError, match="table_bits"):
+        base.with_overrides(((0, 40),))  # validated
+
+
+@pytest.mark.parametrize("level", range(1, 10))
+def test_fit_to_input_only_lowers_size_fields(level):
+    params = params_for_level(level)
+    assert fit_to_input(params, None) is params
+    big = fit_to_input(params, 1 << 30)
+    assert big == params  # a large input: nothing changes, not even the header
+    for size in (0, 1, 6, 4096, 100_000):
+        fitted = fit_to_input(params, size)
+        fitted.validate()
+        changed = {f.name for f in dataclasses.fields(params) if getattr(fitted, f.name) != getattr(params, f.name)}
+        assert changed <= {rule.field for rule in SIZE_RULES}
+        for rule in SIZE_RULES:
+            assert getattr(fitted, rule.field) <= getattr(params, rule.field)
+            # still room for the whole input: 2^bits > size << headroom (or the field's minimum)
+            assert getattr(fitted, rule.field) in (getattr(params, rule.field), rule.minimum) or \
+                1 << getattr(fitted, rule.field) > size << rule.headroom
+    # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9)
+    assert model_memory(fit_to_input(params, 4096)) <= 120 << 20
+
+
+def test_fit_to_input_keeps_a_component_that_is_off():
+    off = dataclasses.replace(params_for_level(1), match_min=0)
+    assert fit_to_input(off, 10).match_min == 0
+    rule = SIZE_RULES[0]
+    tiny = dataclasses.replace(params_for_level(1), **{rule.field: rule.minimum})
+    assert getattr(fit_to_input(tiny, 1 << 30), rule.field) == rule.minimum  # never raised
+
+
+def test_history_fitted_to_the_input_predicts_exactly_as_the_full_ring(sample_text):
+    """The history ring sized to the input never wraps: predictions are the full-size model's."""
+    from nncompress.model.predictor import Predictor
+
+    data = sample_text[:3000]
+    params = params_for_level(1)
+    fitted = dataclasses.replace(params, history_bits=fit_to_input(params, len(data)).history_bits)
+    assert fitted.history_bits < params.history_bits
+    full = Predictor(params).predict_known(data)
+    assert (Predictor(fitted, len(data)).predict_known(data) == full).all()
+
+
+def test_an_archive_can_name_any_registered_preset(sample_text):
+    """preset_id writes what a level meant when it was registered (a level later given new
+    parameters still reproduces its old archives), and is refused for unknown ids."""
+    import nncompress
+    from nncompress.format import parse_header
+    from nncompress.presets import header_params
+
+    data = sample_text[:300]
+    for id_, preset in PRESETS.items():
+        c = nncompress.NNCompressor(preset.level, preset_id=id_, size=len(data))
+        archive = c.compress(data) + c.flush()
+        header = parse_header(archive)[0]
+        assert header.preset == id_ and header_params(header) == fit_to_input(preset.params, len(data))
+        assert nncompress.decompress(archive) == data
+        if id_ == LEVEL_PRESET[preset.level]:
+            assert archive == nncompress.compress(data, preset.level)
+    with pytest.raises(ValueError, match="no registered preset"):
+        nncompress.NNCompressor(6, preset_id=max(PRESETS) + 1)
+    with pytest.raises(ValueError, match="not both"):
+        nncompress.NNCompressor(6, preset_id=6, params=params_for_level(6))
