@@ -72,3 +72,62 @@ def params_for_level(level: int) -> ModelParams:
     if level not in LEVELS:
         raise ValueError(f"compression level must be 1..9, not {level!r}")
     return LEVELS[level]
+
+
+# ---- branch neural2: the RNNME expert -----------------------------------------------------------
+
+MODELS = ("cm", "rnnme")  # the CLI's --model: context mixing (the levels), or the RNNME expert alone
+
+# the pure RNNME compressor's defaults (bench/NEURAL.md: H 64, 2^24 direct-connection weights,
+# byte orders 1-6 and the current word)
+RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8)
+
+
+def rnnme_fields(hidden: int = 16, me_bits: int = 22, orders=(1, 2, 3, 4, 5, 6), word: int = 1,
+                 bptt: int = 8) -> dict:
+    """The ModelParams fields of an RNNME expert (learning rates as measured in bench/NEURAL.md)."""
+    from .model.rnnme_config import features_mask
+
+    return dict(rnnme_hidden=hidden, rnnme_bptt=bptt, rnnme_me_bits=me_bits,
+                rnnme_features=features_mask(tuple(orders), word), rnnme_lr_micro=2000,
+                rnnme_lr_min_micro=300, rnnme_lr_half=100000)
+
+
+def rnnme_params(**options) -> ModelParams:
+    """The pure RNNME compressor (no context mixing): RNNME_DEFAULTS updated by options (hidden,
+    me_bits, orders, word, bptt).  The context-mixing part is left at its smallest sizes, unused."""
+    settings = dict(RNNME_DEFAULTS)
+    unknown = set(options) - set(settings)
+    if unknown:
+        raise ValueError(f"unknown RNNME option(s): {', '.join(sorted(unknown))}")
+    settings.update(options)
+    if not all(1 <= order <= 8 for order in settings["orders"]):
+        raise ValueError("RNNME orders must be in 1..8")
+    return ModelParams(contexts=(C.ORDER1,), table_bits=12, match_min=0, match_bits=10,
+                       history_bits=10, rnn_hidden=0, mixer_select=1,
+                       rnnme_pure=1, **rnnme_fields(**settings)).validate()
+
+
+def parse_model(spec: str) -> ModelParams | None:
+    """--model: "cm" (None: the level decides) or "rnnme[,hidden=N][,me_bits=N][,orders=1-6]
+    [,word=0|1|2][,bptt=N]" (xz-style options after the model's name)."""
+    name, *options = spec.split(",")
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODELS)})")
+    if name == "cm":
+        if options:
+            raise ValueError("the cm model takes no options (use the level)")
+        return None
+    settings = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep:
+            raise ValueError(f"RNNME option {option!r} is not key=value")
+        if key == "orders":
+            lo, _, hi = value.partition("-")
+            settings[key] = tuple(range(int(lo), int(hi or lo) + 1))
+        elif key == "me":
+            settings["me_bits"] = int(value)
+        else:
+            settings[key] = int(value)
+    return rnnme_params(**settings)
