@@ -60,11 +60,23 @@ _STRONG = ModelParams(**dict(
     apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
     table_bits=24, history_bits=24, match_bits=22))
 
+# branch neural2: level 9 with the RNNME expert (16 units, 2^22 direct-connection weights = 16 MiB,
+# byte orders 1-6 and the word): one mixer input per node, a mixer selected by its expected
+# nibble, an APM on it at weight 4/16.  bench/NEURAL.md: 0.0075-0.0085 bpc on alice29.txt and
+# book2 (the same with 4 units: the direct connections carry it), about 1/3 slower.
+_STRONG_RNNME = ModelParams(**dict(
+    _STRONG.__dict__,
+    mixer_select=_STRONG.mixer_select | selector_mask(S.RNNME),
+    rnnme_inputs=1, rnnme_apm_weight=4,
+    rnnme_hidden=16, rnnme_bptt=8, rnnme_me_bits=22,
+    rnnme_features=0b111111 | 1 << 8,  # orders 1-6 and the current word (rnnme_config.features_mask)
+    rnnme_lr_micro=2000, rnnme_lr_min_micro=300, rnnme_lr_half=100000))
+
 LEVELS = {
     1: _FAST, 2: _FAST,
     3: _MEDIUM, 4: _MEDIUM, 5: _MEDIUM,
     6: _DEFAULT, 7: _DEFAULT, 8: _DEFAULT,
-    9: _STRONG,
+    9: _STRONG_RNNME,
 }
 
 
