@@ -70,6 +70,19 @@ _STRONG = ModelParams(**dict(
     table_bits=24, history_bits=24, match_bits=22))
 
 
+# branch neural2: level 9 with the RNNME expert (16 units, 2^22 direct-connection weights = 16 MiB,
+# byte orders 1-6 and the word): one mixer input per node, a mixer selected by its expected
+# nibble, an APM on it at weight 4/16.  bench/NEURAL.md: 0.0075-0.0085 bpc on alice29.txt and
+# book2 (the same with 4 units: the direct connections carry it), about 1/3 slower.
+_STRONG_RNNME = ModelParams(**dict(
+    _STRONG.__dict__,
+    mixer_select=_STRONG.mixer_select | selector_mask(S.RNNME),
+    rnnme_inputs=1, rnnme_apm_weight=4,
+    rnnme_hidden=16, rnnme_bptt=8, rnnme_me_bits=22,
+    rnnme_features=0b111111 | 1 << 8,  # orders 1-6 and the current word (rnnme_config.features_mask)
+    rnnme_lr_micro=2000, rnnme_lr_min_micro=300, rnnme_lr_half=100000))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -82,6 +95,7 @@ PRESETS = {
     3: Preset(3, _MEDIUM), 4: Preset(4, _MEDIUM), 5: Preset(5, _MEDIUM),
     6: Preset(6, _DEFAULT), 7: Preset(7, _DEFAULT), 8: Preset(8, _DEFAULT),
     9: Preset(9, _STRONG),
+    10: Preset(9, _STRONG_RNNME),
 }
 
 # Each level is the newest preset registered for it.
@@ -123,3 +137,62 @@ def header_level(header) -> int | None:
         preset = PRESETS.get(header.preset)
         return preset.level if preset is not None else None
     return header.level or None
+
+
+# ---- branch neural2: the RNNME expert -----------------------------------------------------------
+
+MODELS = ("cm", "rnnme")  # the CLI's --model: context mixing (the levels), or the RNNME expert alone
+
+# the pure RNNME compressor's defaults (bench/NEURAL.md: H 64, 2^24 direct-connection weights,
+# byte orders 1-6 and the current word)
+RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8)
+
+
+def rnnme_fields(hidden: int = 16, me_bits: int = 22, orders=(1, 2, 3, 4, 5, 6), word: int = 1,
+                 bptt: int = 8) -> dict:
+    """The ModelParams fields of an RNNME expert (learning rates as measured in bench/NEURAL.md)."""
+    from .model.rnnme_config import features_mask
+
+    return dict(rnnme_hidden=hidden, rnnme_bptt=bptt, rnnme_me_bits=me_bits,
+                rnnme_features=features_mask(tuple(orders), word), rnnme_lr_micro=2000,
+                rnnme_lr_min_micro=300, rnnme_lr_half=100000)
+
+
+def rnnme_params(**options) -> ModelParams:
+    """The pure RNNME compressor (no context mixing): RNNME_DEFAULTS updated by options (hidden,
+    me_bits, orders, word, bptt).  The context-mixing part is left at its smallest sizes, unused."""
+    settings = dict(RNNME_DEFAULTS)
+    unknown = set(options) - set(settings)
+    if unknown:
+        raise ValueError(f"unknown RNNME option(s): {', '.join(sorted(unknown))}")
+    settings.update(options)
+    if not all(1 <= order <= 8 for order in settings["orders"]):
+        raise ValueError("RNNME orders must be in 1..8")
+    return ModelParams(contexts=(C.ORDER1,), table_bits=12, match_min=0, match_bits=10,
+                       history_bits=10, rnn_hidden=0, mixer_select=1,
+                       rnnme_pure=1, **rnnme_fields(**settings)).validate()
+
+
+def parse_model(spec: str) -> ModelParams | None:
+    """--model: "cm" (None: the level decides) or "rnnme[,hidden=N][,me_bits=N][,orders=1-6]
+    [,word=0|1|2][,bptt=N]" (xz-style options after the model's name)."""
+    name, *options = spec.split(",")
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODELS)})")
+    if name == "cm":
+        if options:
+            raise ValueError("the cm model takes no options (use the level)")
+        return None
+    settings = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep:
+            raise ValueError(f"RNNME option {option!r} is not key=value")
+        if key == "orders":
+            lo, _, hi = value.partition("-")
+            settings[key] = tuple(range(int(lo), int(hi or lo) + 1))
+        elif key == "me":
+            settings["me_bits"] = int(value)
+        else:
+            settings[key] = int(value)
+    return rnnme_params(**settings)

@@ -75,7 +75,8 @@ def assert_same_state(fast: Predictor, slow: ReferencePredictor) -> None:
     for name, entries in expected.items():
         for index, value in entries:
             assert arrays[name][index].tolist() == value, f"{name}[{index}]"
-    assert expected["tables"] and expected["mixw"]  # the comparison is not vacuous
+    # the comparison is not vacuous (a pure-RNNME model has no mixer: its expert's table instead)
+    assert expected["tables"] and (expected["mixw"] or expected["rn_me"])
 
 
 @pytest.mark.parametrize("level", [1, 3, 6, 9])
@@ -154,3 +155,20 @@ def test_twin_matches_kernels_across_history_wrap(sample_text):
 def test_hash_is_32_bit_and_masks_its_operands():
     assert hash32(0, 0) == hash32(1 << 32, 1 << 33)
     assert all(0 <= hash32(a, b) <= 0xFFFFFFFF for a in (0, 1, 2**32 - 1) for b in (0, 7, 2**40))
+
+
+# ---- branch neural2: the RNNME expert in the mix ------------------------------------------------
+
+# a small expert: 6 units, 2^12 direct-connection weights, orders 1-3 and the current word
+EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b111 | 1 << 8,
+              rnnme_lr_micro=20000, rnnme_lr_min_micro=5000, rnnme_lr_half=200, rnnme_inputs=1)
+
+
+@pytest.mark.parametrize("extra", [
+    dict(EXPERT),
+    dict(EXPERT, rnnme_inputs=2, rnnme_apm_weight=6, mixer_select=0b100000011),
+    dict(EXPERT, rnnme_pure=1, rnnme_inputs=0),
+], ids=["input", "two-inputs-selector-apm", "pure"])
+def test_twin_matches_kernels_with_the_rnnme_expert(extra):
+    params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
+    run_side_by_side(params, VARIED)

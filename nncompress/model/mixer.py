@@ -45,7 +45,7 @@ def initial_row(mixw, row, ninputs, context_inputs, per_context):
 
 
 @kernel(inline=True)
-def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
+def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
     """The weight row (within its selector's block) that selector `kind` picks at node j."""
     if kind == Selector.PARTIAL_BYTE:
         return c0
@@ -62,6 +62,8 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
         return (((reg[R_C4] >> 8) & 0xFF) << 8) | c0
     if kind == Selector.CLASSES:
         return ((reg[R_CLASSES] & 0x1FF) << 8) | c0
+    if kind == Selector.RNNME:  # branch neural2: the RNNME expert's expected nibble x confidence
+        return (rnnme_code << 8) | c0
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 
@@ -83,7 +85,7 @@ def predict(st, reg, node, rnn_pattern):
         fdot = 0
         for m in range(nsel):
             row = selector_row(cfg[C_SEL_KIND + m], reg, nibble, j, c0, node.node_seen[j],
-                               node.node_eb[j], rnn_pattern)
+                               node.node_eb[j], rnn_pattern, node.node_rn_code[j])
             row += cfg[C_SEL_BASE + m]
             node_row[j, m] = row
             if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)

@@ -561,6 +561,7 @@ class ReferencePredictor:
         self.match = MatchModel(p.match_min, p.match_bits) if p.match_min else None
         self.rnn = RecurrentLayer(p.rnn_hidden, p.rnn_bptt, p.rnn_lr_micro * 1e-6) \
             if p.rnn_hidden else None
+        self.expert = ExpertInMix(p) if p.rnnme_hidden else None  # branch neural2
         # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
         # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
         # and on every shared input
@@ -569,6 +570,8 @@ class ReferencePredictor:
         for _ in self.contexts:
             initial += [1 << 14] + [0] * (ci - 1)
         initial += [1 << 14] * (2 + (self.match is not None) + (self.rnn is not None))
+        if self.expert is not None:
+            initial += [1 << 14] * self.expert.inputs
         self.selectors = p.selectors
         self.mixers = [Mixer(initial, p.mixer_lr, p.mixer_lr_boost, p.mixer_lr_decay)
                        for _ in self.selectors]
@@ -600,6 +603,8 @@ class ReferencePredictor:
                 self._hash_contexts()
         else:
             self._hash_contexts()
+        if self.expert is not None and self.expert.pure:  # branch neural2: the expert alone
+            return self.expert.predict(self.low_half, self.hi)
         salt = 1 + self.hi if self.low_half else 0
         for slots, h in zip(self.slots, self.context_hashes):
             slots.claim(hash32(h, salt))
@@ -617,6 +622,7 @@ class ReferencePredictor:
             "hist", "ind", "tables", "sm_p", "sm_n", "o0_p", "o0_n", "match_table", "msm_p",
             "msm_n", "mixw", "mixn", "fmixw", "apm1", "apm2", "rnn_u", "rnn_w", "rnn_v", "rnn_b",
             "rnn_s", "rnn_x", "rnn_g")}
+        s.update(ExpertInMix.state_by_field(self.expert))  # branch neural2
         s["hist"].append((..., list(h.buffer)))
         s["ind"].append((..., h.followers1 + h.followers2))
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
@@ -656,6 +662,10 @@ class ReferencePredictor:
         self.context_hashes = [context_hash(kind, self.history) for kind in self.contexts]
 
     def _learn_byte(self, byte: int) -> None:
+        if self.expert is not None:
+            self.expert.twin.learn(byte)
+            if self.expert.pure:
+                return
         self.history.append(byte)
         if self.match is not None:
             self.match.update(byte, self.history)
@@ -680,6 +690,8 @@ class ReferencePredictor:
             return (c2 << 8) | c0
         if kind == Selector.CLASSES:
             return ((self.history.classes & 0x1FF) << 8) | c0
+        if kind == Selector.RNNME:
+            return (self.expert.code << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
@@ -713,6 +725,8 @@ class ReferencePredictor:
         if self.rnn is not None:
             node.z = self.rnn.logit(c0)
             inputs.append(int(clamp(node.z * 256.0, -2047.0, 2047.0)))
+        if self.expert is not None:
+            inputs += self.expert.inputs_at(j)
         inputs.append(256)
         node.inputs = inputs
         node.rows, node.stretched, node.probs = [], [], []
@@ -735,10 +749,15 @@ class ReferencePredictor:
         node.apm2 = (row2, lo2, w2)
         self.nodes[j] = node
         mixed = node.pmix * self.weight_mix + p1 * self.weight_apm1 + p2 * self.weight_apm2
-        return clamp((mixed + 8) >> 4, 1, 4095)
+        p_final = clamp((mixed + 8) >> 4, 1, 4095)
+        if self.expert is not None and self.expert.apm_weight:
+            p_final = self.expert.refine(j, c0, p_final)
+        return p_final
 
     def _predict_nibble(self) -> list:
         pattern = self.rnn.sign_pattern() if self.rnn is not None else 0
+        if self.expert is not None:
+            self.expert.predict(self.low_half, self.hi)
         p_one = [0] * 16  # 12-bit P(bit = 1) at each node
         for j in range(1, 16):
             p_one[j] = self._predict_node(j, pattern)
@@ -754,6 +773,8 @@ class ReferencePredictor:
         return out
 
     def _learn_nibble(self, value: int) -> None:
+        if self.expert is not None and self.expert.pure:
+            return  # branch neural2: nothing but the expert learns (in _learn_byte)
         j = 1
         for depth in range(4):
             bit = (value >> (3 - depth)) & 1
@@ -773,4 +794,68 @@ class ReferencePredictor:
             self.apm2.update(*node.apm2, bit)
             if self.rnn is not None:
                 self.rnn.learn_node(node.c0, node.z, bit)
+            if self.expert is not None and self.expert.apm_weight:
+                self.expert.apm.update(*self.expert.apm_points[j], bit)
             j = 2 * j + bit
+
+
+# ---- branch neural2: the RNNME expert in the mix ------------------------------------------------
+
+class ExpertInMix:
+    """The RNNME expert (its own twin, reference_rnnme.TwinRNNME) as the predictor uses it: per
+    nibble its 16-way distribution, per node the 12-bit probability of the 1 bit (float64 subtree
+    masses, truncated), the (most likely nibble, confidence) code, and the APM on that code."""
+
+    CONFIDENCE = (0.4, 0.7, 0.9)
+
+    def __init__(self, p: ModelParams):
+        from . import rnnme_config
+        from .reference_rnnme import TwinRNNME
+
+        self.twin = TwinRNNME(rnnme_config.from_model(p))
+        self.pure = bool(p.rnnme_pure)
+        self.inputs = 0 if self.pure else p.rnnme_inputs
+        self.apm_weight = p.rnnme_apm_weight
+        self.apm = APM(p.apm_rate)
+        self.apm_points = {}
+        self.code = 0
+        self.p12 = [0] * 16
+
+    def predict(self, low_half: bool, hi: int) -> list:
+        dist = self.twin.predict_low(hi) if low_half else self.twin.predict_high()
+        best = 0
+        for v in range(1, 16):
+            if dist[v] > dist[best]:
+                best = v
+        self.code = best * 4 + sum(dist[best] >= c for c in self.CONFIDENCE)
+        mass = [0.0] * 16 + list(dist)
+        for j in range(15, 0, -1):
+            mass[j] = mass[2 * j] + mass[2 * j + 1]
+        self.p12 = [0] + [clamp(int(mass[2 * j + 1] / mass[j] * 4096.0), 1, 4095)
+                          for j in range(1, 16)]
+        return list(dist)
+
+    def inputs_at(self, j: int) -> list:
+        p12 = self.p12[j]
+        return [STRETCH[p12], (p12 - 2048) >> 2][: self.inputs]
+
+    def refine(self, j: int, c0: int, p: int) -> int:
+        row = (self.code << 8) | c0
+        pa, lo, w = self.apm.refine(row, STRETCH[p])
+        self.apm_points[j] = (row, lo, w)
+        return clamp((p * (16 - self.apm_weight) + pa * self.apm_weight + 8) >> 4, 1, 4095)
+
+    @staticmethod
+    def state_by_field(expert) -> dict:
+        names = ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n", "hs")
+        s = {"rn_" + name: [] for name in names}
+        s["rn_apm"] = []
+        if expert is None:
+            return s
+        t = expert.twin
+        for name in ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n"):
+            s["rn_" + name].append((..., getattr(t, name)))
+        s["rn_hs"].append((slice(0, len(t.states)), t.states))
+        for row, points in expert.apm.rows.items():
+            s["rn_apm"].append((row, points))
+        return s

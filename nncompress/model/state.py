@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import mmap
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
-from . import detmath
+from . import detmath, rnnme_config
 from .kinds import MAX_SELECTORS, SELECTOR_ROWS
 from .params import ModelParams
 from .statetable import StateTable
@@ -47,7 +47,12 @@ C_APM_W = 15  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
 C_SEL_KIND = 18  # C_SEL_KIND + k: the Selector of first-layer mixer k
 C_SEL_BASE = C_SEL_KIND + MAX_SELECTORS  # C_SEL_BASE + k: first weight row of mixer k
 C_KINDS = C_SEL_BASE + MAX_SELECTORS  # C_KINDS + i: the Context kind of context i
-CONFIG_SIZE = C_KINDS + 32
+# branch neural2: the RNNME expert (rnnme_mix.py)
+C_RNNME_H = C_KINDS + 32  # the expert's units (0: no expert)
+C_RNNME_INPUTS = C_RNNME_H + 1  # its mixer inputs per node
+C_RNNME_APM_W = C_RNNME_H + 2  # weight (/16) of the APM on its expected nibble
+C_RNNME_PURE = C_RNNME_H + 3  # 1: the expert alone predicts
+CONFIG_SIZE = C_RNNME_H + 4
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -84,11 +89,30 @@ class Dims:
         self.ninputs = (self.nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0)
                         + (1 if p.rnn_hidden else 0) + 1)
         self.nh = max(p.rnn_hidden, 1)  # the recurrent arrays keep one unit when it is off
+        # branch neural2: the RNNME expert's mixer inputs (before the bias)
+        self.rnnme_inputs = p.rnnme_inputs if p.rnnme_hidden and not p.rnnme_pure else 0
+        self.ninputs += self.rnnme_inputs
         self.bptt_rows = p.rnn_bptt + 2
 
     @cached_property
     def states(self) -> StateTable:
         return StateTable(self.params.state_table)
+
+    @cached_property
+    def rnnme(self) -> dict:
+        """branch neural2: the RNNME expert's starting arrays (a one-unit placeholder when off)."""
+        return rnnme_config.initial_arrays(rnnme_config.from_model(self.params), np.int32)
+
+    @cached_property
+    def rnnme_shapes(self) -> dict:
+        """The same arrays' shapes without allocating the direct-connection table."""
+        expert = rnnme_config.from_model(self.params)
+        small = rnnme_config.initial_arrays(replace(expert, me_bits=0), np.int32)
+        shapes = {name: a.shape for name, a in small.items()}
+        if expert.me_bits:
+            shapes["me"] = (1 << expert.me_bits,)
+            shapes["me_n"] = (max(1, (1 << expert.me_bits) >> 4),)
+        return shapes
 
 
 def _config(d: Dims) -> np.ndarray:
@@ -116,6 +140,10 @@ def _config(d: Dims) -> np.ndarray:
         cfg[C_SEL_BASE + k] = rows
         rows += SELECTOR_ROWS[selector]
     cfg[C_KINDS : C_KINDS + d.nctx] = p.contexts
+    cfg[C_RNNME_H] = p.rnnme_hidden
+    cfg[C_RNNME_INPUTS] = d.rnnme_inputs
+    cfg[C_RNNME_APM_W] = p.rnnme_apm_weight
+    cfg[C_RNNME_PURE] = p.rnnme_pure
     return cfg
 
 
@@ -138,6 +166,25 @@ class Field:
     @property
     def ndim(self) -> int:
         return len(self.shape(_SHAPE_PROBE))
+
+
+def _rnnme_field(name: str, twin: bool) -> Field:
+    """branch neural2: one array of the RNNME expert (rnnme_config.initial_arrays), as rn_<name>."""
+    probe = rnnme_config.initial_arrays(rnnme_config.from_model(ModelParams()), np.int32)[name]
+    return Field("rn_" + name, probe.dtype.name, lambda d: d.rnnme_shapes[name], "rnnme",
+                 lambda d: d.rnnme[name], twin=twin)
+
+
+# the learned arrays the reference twin reproduces; the rest are settings, scratch or moments
+RNNME_TWIN_ARRAYS = ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n", "hs")
+
+
+def _rnnme_fields() -> tuple:
+    names = rnnme_config.ARRAY_NAMES + rnnme_config.OUT_MOMENT_NAMES + rnnme_config.NET_MOMENT_NAMES
+    fields = tuple(_rnnme_field(name, name in RNNME_TWIN_ARRAYS) for name in names)
+    apm = Field("rn_apm", "int32", lambda d: (64 << 8 if d.params.rnnme_apm_weight else 1, 33),
+                "rnnme_mix", lambda d: _apm_rows(64 << 8 if d.params.rnnme_apm_weight else 1))
+    return fields + (apm,)
 
 
 NODES = 16  # per-node arrays: the nibble tree's nodes are 1..15 (tree.py), index 0 unused
@@ -211,10 +258,16 @@ FIELDS = (
     Field("node_apm", "int64", lambda d: (NODES, 6), "nibble", node=True, twin=False),
     Field("node_p", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
     Field("node_z", "float64", lambda d: (NODES,), "nibble", node=True, twin=False),
-)
+    # branch neural2: the RNNME expert's per-nibble working set: its nibble distribution, each
+    # node's 12-bit P(1), the (expected nibble, confidence) code, the APM points used
+    Field("node_rn_dist", "float64", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_p", "int32", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_code", "int64", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_apm", "int64", lambda d: (NODES, 3), "rnnme_mix", node=True, twin=False),
+) + _rnnme_fields()
 
 _SHAPE_PROBE = Dims(ModelParams())
-DTYPE_GROUPS = ("uint8", "int32", "int64", "float64")  # one packed buffer each, in this order
+DTYPE_GROUPS = ("uint8", "int32", "int64", "float64", "float32")  # one packed buffer each, in this order
 FIELD_INDEX = {f.name: k for k, f in enumerate(FIELDS)}
 NODE_FIELDS = tuple(f for f in FIELDS if f.node)
 MODEL_FIELDS = tuple(f for f in FIELDS if not f.node)
@@ -309,7 +362,7 @@ def pack(arrays: dict) -> tuple[tuple, dict]:
     numpy views into those buffers, by name, so Python and the kernels share the memory.
     layout[k] = (offset in its buffer, shape...) of FIELDS[k]."""
     sizes = dict.fromkeys(DTYPE_GROUPS, 0)
-    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    layout = np.zeros((len(FIELDS), 4), dtype=np.int64)
     for k, f in enumerate(FIELDS):
         array = arrays[f.name]
         layout[k, 0] = sizes[f.dtype]
