@@ -223,9 +223,10 @@ SIZE_RULES = (
     # one entry per input byte at most: 16 entries per byte keeps collisions rare
     SizeRule("match_bits", 10, 4),
     # the RNNME expert's direct connections: 7 features x 2 softmaxes x 16 weights = 224 weights
-    # touched per byte at most; 2^9 per byte keeps the table at least twice that (hashed rows
-    # have no check bits, so unlike the tables above this can change predictions, slightly)
-    SizeRule("rnnme_me_bits", 16, 9),
+    # touched per byte at most, about 2^7.8; 2^7 per byte keeps the table near that (hashed rows
+    # have no check bits, so unlike the tables above this can change predictions: on tiny inputs,
+    # where the expert is worth little, a 4 KB input's table is 4 MiB instead of 16)
+    SizeRule("rnnme_me_bits", 16, 7),
 )
 
 

@@ -153,6 +153,12 @@ def _apm_identity(d: Dims) -> np.ndarray:
                     dtype=np.int32)
 
 
+def _apm_rows(rows: int) -> np.ndarray:
+    """APM rows initialised up front, each the identity map (the RNNME expert's APM: 64 x 256
+    rows, small enough not to need the ready flags of apm1/apm2)."""
+    return np.tile(_apm_identity(None), (rows, 1))
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -338,7 +344,7 @@ def allocate_packed(params: ModelParams, huge_pages: bool = True) -> tuple[tuple
     start at zero and their pages are touched only when used).  huge_pages: see _zeros."""
     d, shapes = _shapes(params)
     sizes = dict.fromkeys(DTYPE_GROUPS, 0)
-    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    layout = np.zeros((len(FIELDS), 4), dtype=np.int64)
     for k, (f, shape) in enumerate(zip(FIELDS, shapes)):
         layout[k, 0] = sizes[f.dtype]
         layout[k, 1 : 1 + len(shape)] = shape
