@@ -5,8 +5,6 @@ and learning checks."""
 from __future__ import annotations
 
 import dataclasses
-import math
-import struct
 
 import numpy as np
 import pytest
