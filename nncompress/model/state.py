@@ -46,7 +46,12 @@ C_APM_W = 15  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
 C_SEL_KIND = 18  # C_SEL_KIND + k: the Selector of first-layer mixer k
 C_SEL_BASE = C_SEL_KIND + MAX_SELECTORS  # C_SEL_BASE + k: first weight row of mixer k
 C_KINDS = C_SEL_BASE + MAX_SELECTORS  # C_KINDS + i: the Context kind of context i
-CONFIG_SIZE = C_KINDS + 32
+# strength (issue 12)
+C_RUN_INPUTS = C_KINDS + 32  # ModelParams.run_inputs
+C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
+C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
+C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
+CONFIG_SIZE = C_RUN_INPUTS + 4
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -82,6 +87,10 @@ class Dims:
         # per context 1..3, then order 0, match, recurrent, bias
         self.ninputs = (self.nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0)
                         + (1 if p.rnn_hidden else 0) + 1)
+        # strength (issue 12): one run input per context, after order 0
+        self.run_inputs = self.nctx if p.run_inputs else 0
+        self.ninputs += self.run_inputs
+        self.run_entries = 1 << (p.table_bits - 4) if p.run_inputs else 1
         self.nh = max(p.rnn_hidden, 1)  # the recurrent arrays keep one unit when it is off
         self.bptt_rows = p.rnn_bptt + 2
 
@@ -115,6 +124,11 @@ def _config(d: Dims) -> np.ndarray:
         cfg[C_SEL_BASE + k] = rows
         rows += SELECTOR_ROWS[selector]
     cfg[C_KINDS : C_KINDS + d.nctx] = p.contexts
+    # strength (issue 12)
+    cfg[C_RUN_INPUTS] = p.run_inputs
+    cfg[C_MATCH_RECOVER] = p.match_recover
+    cfg[C_APM_CHAIN] = p.apm_chain
+    cfg[C_APM_CHAIN_W] = p.apm_chain_weight
     return cfg
 
 
@@ -124,7 +138,22 @@ def _mixer_weights(d: Dims) -> np.ndarray:
     w = np.zeros((d.mixer_rows, d.ninputs), dtype=np.int32)
     w[:, : d.nctx * ci : ci] = (1 << 16) // 4
     w[:, d.nctx * ci :] = (1 << 16) // 4
+    # strength (issue 12): the run inputs (after order 0) start at 0
+    w[:, d.nctx * ci + 1 : d.nctx * ci + 1 + d.run_inputs] = 0
     return w
+
+
+def _chain_rows(d: Dims, bit: int) -> int:
+    """Rows of the SSE-chain APM selected by `bit` (strength, issue 12); 1 when it is off."""
+    if not d.params.apm_chain & bit:
+        return 1
+    return CHAIN_ROWS[bit]
+
+
+# strength (issue 12): the extra APMs (apm.CHAIN_*, by bit) and their rows
+CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
+CHAIN_ROWS = {CHAIN_ORDER3: 1 << 18, CHAIN_MATCH: 32 * 3 * 256, CHAIN_WORD: 1 << 18,
+              CHAIN_ORDER4: 1 << 18}
 
 
 def _apm_rows(rows: int) -> np.ndarray:
@@ -189,6 +218,22 @@ FIELDS = (
     Field("apm1", "int32", lambda d: (256 << (8 * d.params.apm1_order), 33), "apm",
           lambda d: _apm_rows(256 << (8 * d.params.apm1_order))),
     Field("apm2", "int32", lambda d: (1 << 16, 33), "apm", lambda d: _apm_rows(1 << 16)),
+    # strength (issue 12): run inputs (per context: check byte | last byte << 8 | run << 16,
+    # the entries of the byte being coded and their maps by run length, nibble and expected bit)
+    Field("run_table", "int32", lambda d: (d.nctx, d.run_entries), "runs"),
+    Field("run_idx", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_cur", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_p", "int32", lambda d: (d.nctx, 64), "runs", 1 << 21),
+    Field("run_n", "int32", lambda d: (d.nctx, 64), "runs"),
+    # strength (issue 12): the SSE chain's APMs (one row when off)
+    Field("apm_o3", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER3), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER3))),
+    Field("apm_match", "int32", lambda d: (_chain_rows(d, CHAIN_MATCH), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_MATCH))),
+    Field("apm_word", "int32", lambda d: (_chain_rows(d, CHAIN_WORD), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_WORD))),
+    Field("apm_o4", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER4), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER4))),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
@@ -215,6 +260,8 @@ FIELDS = (
     Field("node_apm", "int64", lambda d: (NODES, 6), "nibble", node=True, twin=False),
     Field("node_p", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
     Field("node_z", "float64", lambda d: (NODES,), "nibble", node=True, twin=False),
+    # strength (issue 12): the SSE chain's (row, low point, weight) per APM
+    Field("node_chain", "int64", lambda d: (NODES, 12), "apm", node=True, twin=False),
 )
 
 _SHAPE_PROBE = Dims(ModelParams())
