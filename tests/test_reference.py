@@ -96,7 +96,8 @@ def test_twin_matches_kernels_with_slot_eviction(sample_text):
 
 
 EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP,
-                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51)
+                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51,
+                 52, 53)  # 52, 53: strength (issue 12)
 
 
 @pytest.mark.parametrize("params", [
@@ -118,7 +119,7 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # the defaults of ModelParams (1 mixer + the match-state mixer)
     ModelParams(mixer_sets=2, **SMALL),
     # strength (issue 12): run inputs, match recovery, every SSE-chain APM, the expected-byte mixer
-    ModelParams(contexts=(1, 2, 3, 6, WORD, 46), ctx_inputs=2, run_inputs=1, match_min=5,
+    ModelParams(contexts=(1, 2, 3, 6, WORD, 46, 52, 53), ctx_inputs=2, run_inputs=1, match_min=5,
                 match_recover=8, apm_chain=15, apm_chain_weight=5, apm1_order=1,
                 mixer_select=0b100000011, rnn_hidden=4, **SMALL),
     # the same components one by one

@@ -143,6 +143,13 @@ class ByteHistory:
         self.followers2 = [0] * 65536
         self.classes = 0  # byte_class of the last eight bytes, 3 bits each, most recent lowest
         self.class_runs = 0  # the class of each of the last ten runs of same-class bytes
+        # strength (issue 12): text structure
+        self.sentence_words = 0  # words completed since the last . ! ? (at most 15)
+        self.caps = 0  # capitalised or not, the last four completed words (bit 0 the latest)
+        self.word_cap = 0  # the current word began with a capital letter
+        self.paren = 0  # ( depth, at most 3
+        self.square = 0  # [ and { depth, at most 3
+        self.quote = 0  # inside "..."
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -164,9 +171,27 @@ class ByteHistory:
         if _is_word_byte(c):
             if self.word == 0:
                 self.word_prefix = (self.last4 >> 8) & 0xFF
+                self.word_cap = int(65 <= byte <= 90)
             self.word = hash32(self.word + 1, c)
         elif self.word != 0:
             self.word2, self.word1, self.word = self.word1, self.word, 0
+            self.sentence_words = min(self.sentence_words + 1, 15)
+            self.caps = ((self.caps << 1) | self.word_cap) & 15
+            self.word_cap = 0
+        if byte in b".!?":
+            self.sentence_words = 0
+        if byte == ord("(") and self.paren < 3:
+            self.paren += 1
+        elif byte == ord(")") and self.paren > 0:
+            self.paren -= 1
+        elif byte in b"[{" and self.square < 3:
+            self.square += 1
+        elif byte in b"]}" and self.square > 0:
+            self.square -= 1
+        elif byte == ord('"'):
+            self.quote ^= 1
+        elif byte == 10 and (self.last4 >> 8) & 0xFF == 10:
+            self.paren = self.square = self.quote = 0
         cls = byte_class(byte)
         if (self.classes & 7) != cls or self.pos == 1:
             self.class_runs = ((self.class_runs << 3) | cls) & 0x3FFFFFFF
@@ -225,6 +250,11 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(kind, h.class_runs & 0x3FFFF), c1)
     if kind == Context.WORD_CLASS_RUNS:
         return hash32(hash32(kind, h.class_runs & 0xFFF), h.word)
+    if kind == Context.SENTENCE_WORD:  # strength (issue 12)
+        return hash32(hash32(kind, h.sentence_words | (h.caps << 4) | (h.word_cap << 8)), h.word)
+    if kind == Context.NESTING_WORD:
+        nest = h.paren | (h.square << 2) | (h.quote << 4)
+        return hash32(hash32(kind, nest | (c1 << 8)), h.word)
     raise ValueError(f"unknown context kind {kind}")
 
 

@@ -72,7 +72,12 @@ R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN >
 R_WORD2 = 15  # hash of the word before the previous one
 R_CLASSES = 16  # character classes of the last eight bytes, 3 bits each, most recent lowest
 R_CLASS_RUNS = 17  # the class of each of the last ten runs of same-class bytes, 3 bits each
-REGISTER_SIZE = 18
+# strength (issue 12): text structure
+R_SENTENCE_WORDS = 18  # words completed since the last . ! ? (capped at 15)
+R_CAPS = 19  # capitalised or not, the last four completed words (bit 0 the latest)
+R_WORD_CAP = 20  # 1 if the current word began with a capital letter
+R_NEST = 21  # ( depth (2 bits), [/{ depth (2 bits), inside "..." (1 bit)
+REGISTER_SIZE = 22
 
 
 class Dims:
