@@ -118,10 +118,11 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 3, 46, 49, WORD), mixer_select=0b11000011, **SMALL),
     # the defaults of ModelParams (1 mixer + the match-state mixer)
     ModelParams(mixer_sets=2, **SMALL),
-    # strength (issue 12): run inputs, match recovery, every SSE-chain APM, the expected-byte mixer
+    # strength (issue 12): run inputs, match recovery, every SSE-chain APM, the text-structure
+    # contexts
     ModelParams(contexts=(1, 2, 3, 6, WORD, 46, 52, 53), ctx_inputs=2, run_inputs=1, match_min=5,
                 match_recover=8, apm_chain=15, apm_chain_weight=5, apm1_order=1,
-                mixer_select=0b100000011, rnn_hidden=4, **SMALL),
+                mixer_select=0b11000011, rnn_hidden=4, **SMALL),
     # the same components one by one
     ModelParams(contexts=(1, 2, 4, WORD), run_inputs=1, **SMALL),
     ModelParams(contexts=(1, 3, WORD), match_min=6, match_recover=6, mixer_select=0b10, **SMALL),

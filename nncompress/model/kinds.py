@@ -66,8 +66,6 @@ class Selector(IntEnum):
     BYTE2 = 5  # the byte two back x partial byte
     CLASSES = 6  # character classes of the last three bytes x partial byte
     CLASS_RUNS = 7  # classes of the last three same-class runs x partial byte
-    # strength (issue 12)
-    EXPECTED_BYTE = 8  # match length class x the byte the match model expects x partial byte
 
 
 # weight rows each selector chooses among (SEEN: up to 32 contexts + 1 counts x 32 nodes)
@@ -80,7 +78,6 @@ SELECTOR_ROWS = {
     Selector.BYTE2: 1 << 16,
     Selector.CLASSES: 1 << 17,
     Selector.CLASS_RUNS: 1 << 17,
-    Selector.EXPECTED_BYTE: 4 << 16,  # strength (issue 12)
 }
 MAX_SELECTORS = len(Selector)
 

@@ -15,7 +15,6 @@ from .match import match_bucket
 from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL,
                     C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
                     R_NIBBLE)
-from .state import R_MATCH_BYTE  # strength (issue 12)
 from .tree import path_node
 
 WEIGHT_LIMIT = 1 << 22
@@ -48,12 +47,6 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
         return (((reg[R_C4] >> 8) & 0xFF) << 8) | c0
     if kind == Selector.CLASSES:
         return ((reg[R_CLASSES] & 0x1FF) << 8) | c0
-    if kind == Selector.EXPECTED_BYTE:  # strength (issue 12)
-        mlen = reg[R_MATCH_LEN]
-        if mlen == 0:
-            return c0
-        lclass = 1 if mlen < 16 else (2 if mlen < 32 else 3)
-        return (lclass << 16) | (reg[R_MATCH_BYTE] << 8) | c0
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 

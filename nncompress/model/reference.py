@@ -800,12 +800,6 @@ class ReferencePredictor:
             return (c2 << 8) | c0
         if kind == Selector.CLASSES:
             return ((self.history.classes & 0x1FF) << 8) | c0
-        if kind == Selector.EXPECTED_BYTE:  # strength (issue 12)
-            length = self.match.length if self.match is not None else 0
-            if length == 0:
-                return c0
-            length_class = 1 if length < 16 else 2 if length < 32 else 3
-            return (length_class << 16) | (self.match.byte << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
