@@ -126,7 +126,7 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # the same components one by one
     ModelParams(contexts=(1, 2, 4, WORD), run_inputs=1, **SMALL),
     ModelParams(contexts=(1, 3, WORD), match_min=6, match_recover=6, mixer_select=0b10, **SMALL),
-    ModelParams(contexts=(1, 2, WORD), apm_chain=0b1010, apm_chain_weight=16, **SMALL),
+    ModelParams(contexts=(1, 2, WORD), apm_chain=0b1010, apm_chain_weight=16, mixer_init=12, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain"])
 def test_twin_matches_kernels_unusual_configurations(params):

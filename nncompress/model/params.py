@@ -59,6 +59,7 @@ class ModelParams:
     match_recover: int = extension(0)  # >0: a match of at least this length survives a mismatch
     apm_chain: int = extension(0)  # extra APMs (a bit mask of apm.CHAIN_*), averaged
     apm_chain_weight: int = extension(8)  # their average's share of the final probability, /16
+    mixer_init: int = extension(0)  # >0: the contexts' first inputs start at mixer_init/16 in all, not 1/4 each
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -102,6 +103,7 @@ class ModelParams:
             (0 <= self.match_recover <= 65535, "match_recover must be in 0..65535"),
             (0 <= self.apm_chain < 16, "apm_chain must be in 0..15"),
             (0 <= self.apm_chain_weight <= 16, "apm_chain_weight must be in 0..16"),
+            (0 <= self.mixer_init <= 256, "mixer_init must be in 0..256"),
             (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
              "apm weights must be >= 0 with a sum <= 16"),
         ]

@@ -667,8 +667,9 @@ class ReferencePredictor:
         # and on every shared input
         ci = p.ctx_inputs
         initial = []
+        first = (1 << 14) if not p.mixer_init else ((1 << 16) * p.mixer_init) // (16 * len(self.contexts))
         for _ in self.contexts:
-            initial += [1 << 14] + [0] * (ci - 1)
+            initial += [first] + [0] * (ci - 1)
         initial += [1 << 14]  # order 0
         if self.runs is not None:  # strength (issue 12): run inputs start at 0
             initial += [0] * len(self.contexts)

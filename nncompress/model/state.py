@@ -142,6 +142,8 @@ def _mixer_weights(d: Dims) -> np.ndarray:
     ci = d.params.ctx_inputs
     w = np.zeros((d.mixer_rows, d.ninputs), dtype=np.int32)
     w[:, : d.nctx * ci : ci] = (1 << 16) // 4
+    if d.params.mixer_init:  # strength (issue 12): spread mixer_init/16 over the contexts
+        w[:, : d.nctx * ci : ci] = ((1 << 16) * d.params.mixer_init) // (16 * d.nctx)
     w[:, d.nctx * ci :] = (1 << 16) // 4
     # strength (issue 12): the run inputs (after order 0) start at 0
     w[:, d.nctx * ci + 1 : d.nctx * ci + 1 + d.run_inputs] = 0
