@@ -38,23 +38,34 @@ _MEDIUM = ModelParams(**dict(
     ctx_inputs=2, mixer_select=_SIX_MIXERS,
     rnn_hidden=8, table_bits=21, history_bits=23, match_bits=19))
 
-# 12 contexts (3 character-class patterns), 6 mixers, order-1 APM; ~126 MiB
-_DEFAULT = ModelParams(**dict(
-    _COMMON,
-    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER6, C.ORDER8, C.WORD, C.WORD_BIGRAM,
-              C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS),
-    ctx_inputs=2, mixer_select=_SIX_MIXERS,
-    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
-    table_bits=22, history_bits=24, match_bits=20))
+# Level 9's 20 contexts (orders, words, sparse, column, character classes)
+_TWENTY = (C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER5, C.ORDER6, C.ORDER8, C.WORD,
+           C.WORD_BIGRAM, C.SPARSE_SKIP1, C.SPARSE_GAP, C.COLUMN, C.WORD_ORDER1,
+           C.WORD_TRIGRAM, C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS,
+           C.CLASS_RUNS_ORDER1, C.WORD_CLASS_RUNS)
 
-# 20 contexts with 3 inputs each, 16 MiB per context table, 7 mixers (level 6's and the
-# recurrent-state signs: all but byte 2 back), the mixer boost halved after 128 updates; ~468 MiB
+# Round 3 (bench/TUNING.md): a run input per context (the byte last seen there and its run
+# length), the contexts' mixer weights starting at 1 in all (not 1/4 each: with 20 contexts the
+# old start cost small files up to 0.1 bpc), and a repeat of 16 bytes or more survives a mismatch
+_ROUND3 = dict(run_inputs=1, mixer_init=16, match_recover=16)
+
+# Level 9's contexts with 3 inputs and a run input each, 8 MiB per context table, 7 mixers (as
+# level 9), 16 recurrent units; ~60% slower than level 3 to 5's model, as strong as the level 9
+# of round 2
+_DEFAULT = ModelParams(**dict(
+    _COMMON, **_ROUND3,
+    contexts=_TWENTY,
+    mixer_lr_decay=128, ctx_inputs=3,
+    mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
+    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
+    table_bits=23, history_bits=24, match_bits=20))
+
+# 20 contexts with 3 inputs and a run input each, 16 MiB per context table, 7 mixers (level 6's
+# and the recurrent-state signs: all but byte 2 back), the mixer boost halved after 128 updates;
+# ~570 MiB
 _STRONG = ModelParams(**dict(
-    _COMMON,
-    contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER5, C.ORDER6, C.ORDER8, C.WORD,
-              C.WORD_BIGRAM, C.SPARSE_SKIP1, C.SPARSE_GAP, C.COLUMN, C.WORD_ORDER1,
-              C.WORD_TRIGRAM, C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS,
-              C.CLASS_RUNS_ORDER1, C.WORD_CLASS_RUNS),
+    _COMMON, **_ROUND3,
+    contexts=_TWENTY,
     mixer_lr_decay=128, ctx_inputs=3,
     mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
     apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
