@@ -30,9 +30,10 @@ _FAST = ModelParams(**dict(
 # The mixers of levels 3 to 8: level 1's and the match state and previous byte.
 _SIX_MIXERS = selector_mask(S.PARTIAL_BYTE, S.MATCH, S.PREV_BYTE, S.SEEN, S.CLASSES, S.CLASS_RUNS)
 
-# 10 contexts (3 character-class patterns), + deterministic-history input, 6 mixers; ~72 MiB
+# 10 contexts (3 character-class patterns), + deterministic-history input, 6 mixers, the
+# contexts' mixer weights starting at 1 in all (round 3); ~72 MiB
 _MEDIUM = ModelParams(**dict(
-    _COMMON,
+    _COMMON, mixer_init=16,
     contexts=(C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER6, C.WORD, C.WORD_SKIP,
               C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS),
     ctx_inputs=2, mixer_select=_SIX_MIXERS,
@@ -50,8 +51,8 @@ _TWENTY = (C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER5, C.ORDER6, C.ORDER8,
 _ROUND3 = dict(run_inputs=1, mixer_init=16, match_recover=16)
 
 # Level 9's contexts with 3 inputs and a run input each, 8 MiB per context table, 7 mixers (as
-# level 9), 16 recurrent units; ~60% slower than level 3 to 5's model, as strong as the level 9
-# of round 2
+# level 9), 16 recurrent units: stronger than round 2's level 9 on every shared file, at about
+# round 2's level-9 speed (bench/TUNING.md, round 3); ~349 MiB
 _DEFAULT = ModelParams(**dict(
     _COMMON, **_ROUND3,
     contexts=_TWENTY,
