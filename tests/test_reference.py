@@ -58,6 +58,7 @@ def run_side_by_side(params: ModelParams, data: bytes) -> dict:
     assert_same_state(fast, slow)
     return dict(
         matched_nibbles=matched,
+        recoveries=slow.match.recoveries if slow.match is not None else 0,
         evictions=sum(s.evictions for s in slow.slots),
         lowest_probability=min(v for m in slow.state_maps for v in m.p),
         highest_probability=max(v for m in slow.state_maps for v in m.p),
@@ -96,7 +97,8 @@ def test_twin_matches_kernels_with_slot_eviction(sample_text):
 
 
 EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP,
-                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51)
+                 COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51,
+                 52, 53)  # 52, 53: strength (issue 12)
 
 
 @pytest.mark.parametrize("params", [
@@ -117,7 +119,17 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 3, 46, 49, WORD), mixer_select=0b11000011, **SMALL),
     # the defaults of ModelParams (1 mixer + the match-state mixer)
     ModelParams(mixer_sets=2, **SMALL),
-], ids=["everything", "minimal", "indirect", "classes", "defaults"])
+    # strength (issue 12): run inputs, match recovery, every SSE-chain APM, the text-structure
+    # contexts
+    ModelParams(contexts=(1, 2, 3, 6, WORD, 46, 52, 53), ctx_inputs=2, run_inputs=1, match_min=5,
+                match_recover=8, apm_chain=15, apm_chain_weight=5, apm1_order=1,
+                mixer_select=0b11000011, rnn_hidden=4, **SMALL),
+    # the same components one by one
+    ModelParams(contexts=(1, 2, 4, WORD), run_inputs=1, **SMALL),
+    ModelParams(contexts=(1, 3, WORD), match_min=6, match_recover=6, mixer_select=0b10, **SMALL),
+    ModelParams(contexts=(1, 2, WORD), apm_chain=0b1010, apm_chain_weight=16, mixer_init=12, **SMALL),
+], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
+        "match_recover", "apm_chain"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -127,6 +139,8 @@ def test_twin_matches_kernels_unusual_configurations(params):
         assert seen["lowest_probability"] == 0
     else:
         assert seen["lowest_probability"] > 0
+    if params.match_recover:  # the mutated sentence's copy went on past the mismatch
+        assert seen["recoveries"] > 0
 
 
 def wrap_input(sample_text: bytes, history: int) -> bytes:

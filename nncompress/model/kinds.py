@@ -45,6 +45,9 @@ class Context(IntEnum):
     CLASS_RUNS = 49  # classes of the last ten runs of same-class bytes
     CLASS_RUNS_ORDER1 = 50  # classes of the last six runs of same-class bytes + previous byte
     WORD_CLASS_RUNS = 51  # current partial word + classes of the last four runs
+    # strength (issue 12): text structure
+    SENTENCE_WORD = 52  # current word + words since the sentence began + capitalisation of the last words
+    NESTING_WORD = 53  # current word + bracket/quote nesting + previous byte
 
 
 MAX_ORDER = 16

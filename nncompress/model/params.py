@@ -66,6 +66,13 @@ class ModelParams:
     rnnme_apm_weight: int = extension(0)  # final p = (p * (16 - w) + APM(expected nibble) * w) / 16
     rnnme_pure: int = extension(0)  # 1: the expert alone predicts (no context mixing)
 
+    # strength (issue 12): run inputs, match recovery, SSE chain
+    run_inputs: int = extension(0)  # 1: per context, the last byte seen there and its run length
+    match_recover: int = extension(0)  # >0: a match of at least this length survives a mismatch
+    apm_chain: int = extension(0)  # extra APMs (a bit mask of apm.CHAIN_*), averaged
+    apm_chain_weight: int = extension(8)  # their average's share of the final probability, /16
+    mixer_init: int = extension(0)  # >0: the contexts' first inputs start at mixer_init/16 in all, not 1/4 each
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -103,6 +110,12 @@ class ModelParams:
             (1 <= self.mixer_lr_decay <= 1 << 20, "mixer_lr_decay must be in 1..2^20"),
             (1 <= self.final_lr <= 256, "final_lr must be in 1..256"),
             (2 <= self.sm_limit <= 1023, "sm_limit must be in 2..1023"),
+            # strength (issue 12)
+            (self.run_inputs in (0, 1), "run_inputs must be 0 or 1"),
+            (0 <= self.match_recover <= 65535, "match_recover must be in 0..65535"),
+            (0 <= self.apm_chain < 16, "apm_chain must be in 0..15"),
+            (0 <= self.apm_chain_weight <= 16, "apm_chain_weight must be in 0..16"),
+            (0 <= self.mixer_init <= 256, "mixer_init must be in 0..256"),
             (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
              "apm weights must be >= 0 with a sum <= 16"),
         ]

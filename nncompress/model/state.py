@@ -52,7 +52,13 @@ C_RNNME_H = C_KINDS + 32  # the expert's units (0: no expert)
 C_RNNME_INPUTS = C_RNNME_H + 1  # its mixer inputs per node
 C_RNNME_APM_W = C_RNNME_H + 2  # weight (/16) of the APM on its expected nibble
 C_RNNME_PURE = C_RNNME_H + 3  # 1: the expert alone predicts
-CONFIG_SIZE = C_RNNME_H + 4
+# strength (issue 12)
+C_RUN_INPUTS = C_RNNME_H + 4  # ModelParams.run_inputs
+C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
+C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
+C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
+C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (mixer.initial_row)
+CONFIG_SIZE = C_RUN_INPUTS + 5
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -73,7 +79,12 @@ R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN >
 R_WORD2 = 15  # hash of the word before the previous one
 R_CLASSES = 16  # character classes of the last eight bytes, 3 bits each, most recent lowest
 R_CLASS_RUNS = 17  # the class of each of the last ten runs of same-class bytes, 3 bits each
-REGISTER_SIZE = 18
+# strength (issue 12): text structure
+R_SENTENCE_WORDS = 18  # words completed since the last . ! ? (capped at 15)
+R_CAPS = 19  # capitalised or not, the last four completed words (bit 0 the latest)
+R_WORD_CAP = 20  # 1 if the current word began with a capital letter
+R_NEST = 21  # ( depth (2 bits), [/{ depth (2 bits), inside "..." (1 bit)
+REGISTER_SIZE = 22
 
 
 class Dims:
@@ -88,6 +99,10 @@ class Dims:
         # per context 1..3, then order 0, match, recurrent, bias
         self.ninputs = (self.nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0)
                         + (1 if p.rnn_hidden else 0) + 1)
+        # strength (issue 12): one run input per context, after order 0
+        self.run_inputs = self.nctx if p.run_inputs else 0
+        self.ninputs += self.run_inputs
+        self.run_entries = 1 << (p.table_bits - 4) if p.run_inputs else 1
         self.nh = max(p.rnn_hidden, 1)  # the recurrent arrays keep one unit when it is off
         # branch neural2: the RNNME expert's mixer inputs (before the bias)
         self.rnnme_inputs = p.rnnme_inputs if p.rnnme_hidden and not p.rnnme_pure else 0
@@ -144,6 +159,12 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_RNNME_INPUTS] = d.rnnme_inputs
     cfg[C_RNNME_APM_W] = p.rnnme_apm_weight
     cfg[C_RNNME_PURE] = p.rnnme_pure
+    # strength (issue 12)
+    cfg[C_RUN_INPUTS] = p.run_inputs
+    cfg[C_MATCH_RECOVER] = p.match_recover
+    cfg[C_APM_CHAIN] = p.apm_chain
+    cfg[C_APM_CHAIN_W] = p.apm_chain_weight
+    cfg[C_MIXER_INIT] = p.mixer_init
     return cfg
 
 
@@ -151,6 +172,19 @@ def _apm_identity(d: Dims) -> np.ndarray:
     """An APM row's starting points, the identity map: 33 points over the stretch domain, 16-bit."""
     return np.array([detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
                     dtype=np.int32)
+
+
+def _chain_rows(d: Dims, bit: int) -> int:
+    """Rows of the SSE-chain APM selected by `bit` (strength, issue 12); 1 when it is off."""
+    if not d.params.apm_chain & bit:
+        return 1
+    return CHAIN_ROWS[bit]
+
+
+# strength (issue 12): the extra APMs (apm.CHAIN_*, by bit) and their rows
+CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
+CHAIN_ROWS = {CHAIN_ORDER3: 1 << 18, CHAIN_MATCH: 32 * 3 * 256, CHAIN_WORD: 1 << 18,
+              CHAIN_ORDER4: 1 << 18}
 
 
 def _apm_rows(rows: int) -> np.ndarray:
@@ -238,6 +272,22 @@ FIELDS = (
     Field("apm1_ready", "uint8", lambda d: (256 << (8 * d.params.apm1_order),), "apm", twin=False),
     Field("apm2_ready", "uint8", lambda d: (1 << 16,), "apm", twin=False),
     Field("apm_identity", "int32", lambda d: (33,), "apm", _apm_identity, twin=False),
+    # strength (issue 12): run inputs (per context: check byte | last byte << 8 | run << 16,
+    # the entries of the byte being coded and their maps by run length, nibble and expected bit)
+    Field("run_table", "int32", lambda d: (d.nctx, d.run_entries), "runs"),
+    Field("run_idx", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_cur", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_p", "int32", lambda d: (d.nctx, 64), "runs", 1 << 21),
+    Field("run_n", "int32", lambda d: (d.nctx, 64), "runs"),
+    # strength (issue 12): the SSE chain's APMs (one row when off)
+    Field("apm_o3", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER3), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER3))),
+    Field("apm_match", "int32", lambda d: (_chain_rows(d, CHAIN_MATCH), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_MATCH))),
+    Field("apm_word", "int32", lambda d: (_chain_rows(d, CHAIN_WORD), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_WORD))),
+    Field("apm_o4", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER4), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER4))),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
@@ -270,6 +320,8 @@ FIELDS = (
     Field("node_rn_p", "int32", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
     Field("node_rn_code", "int64", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
     Field("node_rn_apm", "int64", lambda d: (NODES, 3), "rnnme_mix", node=True, twin=False),
+    # strength (issue 12): the SSE chain's (row, low point, weight) per APM
+    Field("node_chain", "int64", lambda d: (NODES, 12), "apm", node=True, twin=False),
 ) + _rnnme_fields()
 
 _SHAPE_PROBE = Dims(ModelParams())
