@@ -91,9 +91,11 @@ def test_fit_to_input_only_lowers_size_fields(level):
             # still room for the whole input: 2^bits > size << headroom (or the field's minimum)
             assert getattr(fitted, rule.field) in (getattr(params, rule.field), rule.minimum) or \
                 1 << getattr(fitted, rule.field) > size << rule.headroom
-    # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9; most
-    # of what is left is mixer rows that a small input never touches, tests/test_small_inputs.py)
-    assert model_memory(fit_to_input(params, 4096)) <= 128 << 20
+    # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9).  Most
+    # of what is left is mixer rows that a small input never touches (they start at zero, on
+    # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
+    fitted = model_memory(fit_to_input(params, 4096))
+    assert fitted <= 160 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():
