@@ -130,6 +130,26 @@ def test_block_decoder_refuses_bad_parameters_and_mismatches(sample_text):
             decoder.check_trailer(length, crc)
 
 
+def test_block_decoder_reads_exactly_what_is_asked(sample_text):
+    """read(n) gives n bytes (the caller's output limit, a decompression bomb's bound), decode(n)
+    n nibbles as bytes 0..15; the block is checked and closed only at its last byte."""
+    data = sample_text[:500]
+    archive = nncompress.compress(data, 1)
+    header, _ = fmt.parse_header(archive)
+    (frame, at), = block_spans(archive)
+    payload = archive[at : at + frame.payload_len]
+    decoder = BlockDecoder(header)
+    decoder.begin(frame, payload)
+    nibbles = decoder.decode(6)
+    assert nibbles.dtype == np.uint8
+    assert nibbles.tolist() == [v for b in data[:3] for v in (b >> 4, b & 15)]
+    decoder = BlockDecoder(header)
+    decoder.begin(frame, payload)
+    pieces = [decoder.read(n) for n in (1, 100, 0, 250)]
+    assert [len(p) for p in pieces] == [1, 100, 0, 250] and decoder.in_block
+    assert b"".join(pieces) + decoder.read() == data and not decoder.in_block
+
+
 def test_hostile_model_parameters_refused_without_allocating(monkeypatch):
     huge = ModelParams(contexts=tuple(range(1, 17)) + (32, 33, 34, 35, 36, 37), table_bits=30,
                        history_bits=30, match_bits=28)
@@ -293,3 +313,38 @@ def test_every_codec_message_exactly(monkeypatch):
     monkeypatch.setattr(codec, "Predictor", lambda params: (_ for _ in ()).throw(MemoryError))
     assert _message(lambda: nncompress.decompress(archive)) == \
         f"not enough memory for this archive's model ({model_memory(small) >> 20} MiB)"
+
+
+def test_an_output_limit_decodes_only_as_far_as_asked():
+    data = TEXT[:600]
+    archive = nncompress.compress(data, 1, block_size=200)
+    header_len = fmt.parse_header(archive)[1]
+    decoder = StreamDecoder(multi_stream=False)
+    # limit 0 stops right after the header (as lzma does), before any block frame is read
+    assert decoder.feed(archive, 0) == b"" and decoder.in_stream and not decoder.eof
+    assert len(decoder._buf) == len(archive) - header_len
+    sizes, out = [], bytearray()
+    while not decoder.eof:
+        piece = decoder.feed(b"", 150)
+        sizes.append(len(piece))
+        out += piece
+    # the trailer is read with the last byte even though the limit is then reached
+    assert out == data and sizes == [150, 150, 150, 150]
+    assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(data)
+    for limit in (None, -1, -5):  # no limit
+        assert StreamDecoder().feed(archive, limit) == data
+    two = StreamDecoder()
+    assert two.feed(archive + archive, 700) == data + data[:100]
+    assert two.streams == 1 and two.in_stream
+    assert two.feed(b"", 700) == data[100:] and two.streams == 2 and not two.in_stream
+
+
+def test_a_bad_first_stream_reports_the_header_error():
+    """Garbage where the first stream should start gets the header's own message; after a
+    complete stream it is trailing garbage."""
+    with pytest.raises(NNCError) as expected:
+        fmt.parse_header(b"garbage!")
+    assert _message(lambda: StreamDecoder().feed(b"garbage!")) == str(expected.value)
+    decoder = StreamDecoder()
+    assert decoder.feed(b"NN") == b"" and not decoder.in_stream and decoder.streams == 0
+    assert decoder.unused_data == b""
