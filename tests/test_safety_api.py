@@ -277,3 +277,34 @@ def test_verify_api(tmp_path):
     assert not api.verify(io.BytesIO(blob + blob), io.BytesIO(TEXT[:500]))
     assert not api.verify(io.BytesIO(blob[:-1]), io.BytesIO(TEXT[:500]))
     assert b"".join(api.iter_decompress(io.BytesIO(blob + blob), chunk_size=7)) == TEXT[:500] * 2
+
+
+class _Trickle(io.RawIOBase):
+    """A binary file that hands out at most 7 bytes a read (a pipe, a slow device)."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        return self._data.read(7 if size is None or size < 0 else min(size, 7))
+
+
+def test_verify_compares_every_byte_across_short_reads():
+    """Length and CRC are accumulated over every read of both files: the same length with other
+    content, or a difference before the last read, is no match; a damaged archive raises."""
+    original = TEXT[:300]
+    blob = nncompress.compress(original, 1, block_size=100)
+    assert api.verify(_Trickle(blob), _Trickle(original))
+    changed_first = b"L" + original[1:]
+    changed_last = original[:-1] + b"?"
+    for other in (changed_first, changed_last, original[:-7], original + b"x" * 7):
+        assert not api.verify(_Trickle(blob), _Trickle(other))
+        assert not api.verify(_Trickle(nncompress.compress(other, 1, block_size=100)),
+                              _Trickle(original))
+    damaged = bytearray(blob)
+    damaged[len(damaged) // 2] ^= 0x10
+    with pytest.raises(nncompress.NNCError):
+        api.verify(_Trickle(bytes(damaged)), _Trickle(original))
