@@ -104,6 +104,7 @@ def test_observer_and_progress_see_every_nibble(sample_text):
     decoder = StreamDecoder(progress=progress.append)
     out = decoder.feed(nncompress.compress(data, 1))
     assert out == data and sum(progress) == len(data)
+    assert all(type(count) is int for count in progress)  # whole bytes, never halves
 
 
 # -- the decoder side --------------------------------------------------------------------------
@@ -348,3 +349,21 @@ def test_a_bad_first_stream_reports_the_header_error():
     decoder = StreamDecoder()
     assert decoder.feed(b"NN") == b"" and not decoder.in_stream and decoder.streams == 0
     assert decoder.unused_data == b""
+
+
+def test_decode_pieces_do_not_change_the_output(monkeypatch, sample_text):
+    """A block is decoded DECODE_PIECE nibbles at a time (a block over 16 KiB at a tiny scale):
+    the pieces join into the block, and progress comes once a piece, in whole bytes."""
+    data = sample_text[:500]
+    archive = nncompress.compress(data, 1)
+    monkeypatch.setattr(codec, "DECODE_PIECE", 64)
+    progress = []
+    decoder = StreamDecoder(progress=progress.append)
+    assert decoder.feed(archive) == data
+    assert progress == [32] * 15 + [20]
+
+
+def test_a_new_decoder_is_before_any_stream():
+    decoder = StreamDecoder()
+    assert decoder.eof is False and decoder.in_stream is False
+    assert decoder.streams == 0 and decoder.last_stream_crc is None and decoder.unused_data == b""
