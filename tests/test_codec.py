@@ -367,3 +367,15 @@ def test_a_new_decoder_is_before_any_stream():
     decoder = StreamDecoder()
     assert decoder.eof is False and decoder.in_stream is False
     assert decoder.streams == 0 and decoder.last_stream_crc is None and decoder.unused_data == b""
+
+
+def test_a_block_is_released_as_soon_as_its_payload_is_complete():
+    data = TEXT[:300]
+    archive = nncompress.compress(data, 1, block_size=100)
+    (first, at), (second, at2), _ = block_spans(archive)
+    decoder = StreamDecoder()
+    assert decoder.feed(archive[: at + first.payload_len - 1]) == b""
+    assert decoder.feed(archive[at + first.payload_len - 1 : at + first.payload_len]) == data[:100]
+    assert decoder.feed(archive[at + first.payload_len : at2 + second.payload_len]) == data[100:200]
+    assert decoder.feed(archive[at2 + second.payload_len :]) == data[200:]
+    decoder.finish()
