@@ -326,7 +326,7 @@ def test_an_output_limit_decodes_only_as_far_as_asked():
     assert len(decoder._buf) == len(archive) - header_len
     sizes, out = [], bytearray()
     while not decoder.eof:
-        piece = decoder.feed(b"", 150)
+        piece = decoder.feed(max_length=150)  # no new input: data defaults to none
         sizes.append(len(piece))
         out += piece
     # the trailer is read with the last byte even though the limit is then reached
