@@ -249,6 +249,35 @@ def test_placement_without_hard_links(src, tmp_path, monkeypatch, renameat2):
     assert (tmp_path / "fresh").read_bytes() == b"new" and not temp.exists()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+def test_renameat2_places_refuses_and_reports(tmp_path):
+    temp, destination = tmp_path / "temp", tmp_path / "dest"
+    temp.write_bytes(b"new")
+    assert outputs._renameat2_noreplace(str(temp), str(destination)) is True
+    assert destination.read_bytes() == b"new" and not temp.exists()
+    temp.write_bytes(b"newer")
+    with pytest.raises(FileExistsError) as exists:
+        outputs._renameat2_noreplace(str(temp), str(destination))
+    assert exists.value.filename == str(destination) and exists.value.errno == errno.EEXIST
+    assert destination.read_bytes() == b"new" and temp.read_bytes() == b"newer"
+    # any other failure is an error naming the destination, never "unsupported" (False)
+    with pytest.raises(OSError) as missing:
+        outputs._renameat2_noreplace(str(tmp_path / "missing"), str(tmp_path / "other"))
+    assert (missing.value.errno, missing.value.filename) == (errno.ENOENT, str(tmp_path / "other"))
+    assert missing.value.strerror == os.strerror(errno.ENOENT)
+
+
+@pytest.mark.parametrize("answer", [0, None], ids=["zero", "none"])
+def test_a_write_that_makes_no_progress_is_an_error(answer):
+    class Stuck:
+        def write(self, data):
+            return answer
+
+    with pytest.raises(OSError) as stuck:
+        outputs.write_all(Stuck(), b"data")
+    assert (stuck.value.errno, stuck.value.strerror) == (errno.EIO, "write made no progress")
+
+
 # -- issue 15 items 2, 3: start-up ----------------------------------------------------------
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])
