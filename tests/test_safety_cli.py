@@ -444,3 +444,72 @@ def test_compressed_data_not_written_to_a_terminal_through_o(src):
         os.close(controller)
         os.close(terminal)
     assert result.returncode == 1 and "terminal" in clean_error(result.stderr)
+
+
+# -- every message of the file loop, word for word (mutation testing found them unasserted) ----
+
+def test_every_file_message_exactly(src, tmp_path, capsys, monkeypatch):
+    def run(*argv):
+        status = main(list(argv))
+        return status, capsys.readouterr().err
+
+    name = str(src)
+    archive = tmp_path / "in.txt.nnc"
+    archive.write_bytes(b"placeholder")
+    assert run("-1", name) == (1, f"nncompress: {name}: {archive} already exists (use -f to overwrite)\n")
+    assert archive.read_bytes() == b"placeholder"  # nothing was clobbered
+    assert run("-1", str(archive)) == (
+        2, f"nncompress: {archive}: already has .nnc suffix -- unchanged\n")
+    monkeypatch.chdir(tmp_path)
+    for undecodable in (name, ".nnc"):  # (a name that is only the suffix has no stem)
+        open(undecodable, "ab").close()
+        assert run("-d", undecodable) == (2, f"nncompress: {undecodable}: unknown suffix -- ignored\n")
+    assert run("-1", str(tmp_path)) == (2, f"nncompress: {tmp_path}: is a directory -- ignored\n")
+    assert run("-1", "-c", os.devnull) == (2, f"nncompress: {os.devnull}: not a regular file -- ignored\n")
+    missing = str(tmp_path / "missing")
+    assert run("-1", missing) == (1, f"nncompress: {missing}: no such file or directory\n")
+    assert run("-1", "-o", "x", name, name) == (
+        1, "nncompress: -o: only one input file may be given with --output\n")
+    assert run("-1", "-f", "-o", name, name) == (
+        1, f"nncompress: {name}: input and output are the same file ({name})\n")
+    os.chmod(src, 0o644 | stat.S_ISUID)
+    assert run("-1", "-o", str(tmp_path / "suid.nnc"), name) == (
+        2, f"nncompress: {name}: is set-user-ID -- ignored (use -f to process it; the output "
+           "gets only the permission bits)\n")
+    os.chmod(src, 0o644)
+    # --rm into a device: nothing on disk to verify, so the input stays (a warning)
+    assert run("-1", "--rm", "-o", os.devnull, name) == (
+        2, f"nncompress: {name}: output is not a regular file -- input kept\n")
+    assert src.read_bytes() == DATA
+    # -q hides warnings, not the status; an error outranks a warning in either order
+    assert run("-q", "-1", str(tmp_path)) == (2, "")
+    assert run("-1", missing, str(tmp_path))[0] == 1
+    assert run("-1", str(tmp_path), missing)[0] == 1
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "NNCompressor", no_memory)
+    os.unlink(archive)
+    assert run("-4", name) == (1, f"nncompress: {name}: not enough memory for level 4 (try a lower level)\n")
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1))
+    monkeypatch.setattr(cli.Runner, "transform", lambda *args: no_memory())
+    assert run("-d", str(packed)) == (1, f"nncompress: {packed}: not enough memory\n")
+
+
+def test_verbose_report_line(src, tmp_path, capsys):
+    import re
+
+    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, \d+\.\d KB/s, \d+\.\d\d s\n"
+    assert main(["-1", "-v", str(src)]) == 0
+    packed_size = (tmp_path / "in.txt.nnc").stat().st_size
+    match = re.fullmatch(line.format(re.escape(str(src)), "compressed"), capsys.readouterr().err)
+    assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
+    assert match[3] == f"{8 * packed_size / len(DATA):.3f}"
+    archive = str(tmp_path / "in.txt.nnc")
+    for flags, verb in ((["-t"], "ok"), (["-d", "-f"], "decompressed")):
+        assert main([*flags, "-v", archive]) == 0
+        match = re.fullmatch(line.format(re.escape(archive), verb), capsys.readouterr().err)
+        assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
+    assert main(["-1", "-f", str(src)]) == 0 and capsys.readouterr().err == ""  # not without -v
