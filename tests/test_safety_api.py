@@ -284,11 +284,13 @@ class _Trickle(io.RawIOBase):
 
     def __init__(self, data: bytes):
         self._data = io.BytesIO(data)
+        self.asked = []
 
     def readable(self):
         return True
 
     def read(self, size=-1):
+        self.asked.append(size)
         return self._data.read(7 if size is None or size < 0 else min(size, 7))
 
 
@@ -297,7 +299,11 @@ def test_verify_compares_every_byte_across_short_reads():
     content, or a difference before the last read, is no match; a damaged archive raises."""
     original = TEXT[:300]
     blob = nncompress.compress(original, 1, block_size=100)
-    assert api.verify(_Trickle(blob), _Trickle(original))
+    packed, raw = _Trickle(blob), _Trickle(original)
+    assert api.verify(packed, raw)
+    # both files are read in bounded pieces, never whole (an input of any size may be verified)
+    for asked in (packed.asked, raw.asked):
+        assert all(size is not None and 0 < size <= 1 << 20 for size in asked)
     changed_first = b"L" + original[1:]
     changed_last = original[:-1] + b"?"
     for other in (changed_first, changed_last, original[:-7], original + b"x" * 7):
