@@ -331,13 +331,13 @@ def test_an_output_limit_decodes_only_as_far_as_asked():
         out += piece
     # the trailer is read with the last byte even though the limit is then reached
     assert out == data and sizes == [150, 150, 150, 150]
-    assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(data)
+    assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(data) and decoder.in_stream is False
     for limit in (None, -1, -5):  # no limit
         assert StreamDecoder().feed(archive, limit) == data
     two = StreamDecoder()
     assert two.feed(archive + archive, 700) == data + data[:100]
     assert two.streams == 1 and two.in_stream
-    assert two.feed(b"", 700) == data[100:] and two.streams == 2 and not two.in_stream
+    assert two.feed(b"", 700) == data[100:] and two.streams == 2 and two.in_stream is False
 
 
 def test_a_bad_first_stream_reports_the_header_error():
