@@ -250,21 +250,66 @@ def test_placement_without_hard_links(src, tmp_path, monkeypatch, renameat2):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
-def test_renameat2_places_refuses_and_reports(tmp_path):
+def test_renameat2_places_refuses_and_reports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative names: resolved against the working directory
     temp, destination = tmp_path / "temp", tmp_path / "dest"
     temp.write_bytes(b"new")
-    assert outputs._renameat2_noreplace(str(temp), str(destination)) is True
+    assert outputs._renameat2_noreplace("temp", "dest") is True
     assert destination.read_bytes() == b"new" and not temp.exists()
     temp.write_bytes(b"newer")
     with pytest.raises(FileExistsError) as exists:
-        outputs._renameat2_noreplace(str(temp), str(destination))
-    assert exists.value.filename == str(destination) and exists.value.errno == errno.EEXIST
+        outputs._renameat2_noreplace("temp", "dest")
+    assert (exists.value.errno, exists.value.strerror, exists.value.filename) == \
+        (errno.EEXIST, os.strerror(errno.EEXIST), "dest")
     assert destination.read_bytes() == b"new" and temp.read_bytes() == b"newer"
     # any other failure is an error naming the destination, never "unsupported" (False)
     with pytest.raises(OSError) as missing:
-        outputs._renameat2_noreplace(str(tmp_path / "missing"), str(tmp_path / "other"))
-    assert (missing.value.errno, missing.value.filename) == (errno.ENOENT, str(tmp_path / "other"))
-    assert missing.value.strerror == os.strerror(errno.ENOENT)
+        outputs._renameat2_noreplace("missing", "other")
+    assert (missing.value.errno, missing.value.strerror, missing.value.filename) == \
+        (errno.ENOENT, os.strerror(errno.ENOENT), "other")
+
+
+class _Libc:
+    """A C library whose renameat2 fails with the given errno."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def renameat2(self, *args):
+        import ctypes
+
+        ctypes.set_errno(self.error)
+        return -1
+
+
+@pytest.mark.parametrize("error", [errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP])
+def test_renameat2_unsupported_means_fall_back(tmp_path, monkeypatch, error):
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: _Libc(error))
+    (tmp_path / "temp").write_bytes(b"new")
+    assert outputs._renameat2_noreplace(str(tmp_path / "temp"), str(tmp_path / "dest")) is False
+
+
+def test_renameat2_missing_means_fall_back_and_other_errors_raise(tmp_path, monkeypatch):
+    import ctypes
+
+    temp, destination = str(tmp_path / "temp"), str(tmp_path / "dest")
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: _Libc(errno.EIO))
+    with pytest.raises(OSError) as failed:
+        outputs._renameat2_noreplace(temp, destination)
+    assert (failed.value.errno, failed.value.filename) == (errno.EIO, destination)
+
+    def no_library(*args, **kwargs):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    assert outputs._renameat2_noreplace(temp, destination) is False
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: type("NoRename", (), {})())
+    assert outputs._renameat2_noreplace(temp, destination) is False
+    monkeypatch.setattr(outputs.sys, "platform", "darwin")  # not Linux: never tried
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: pytest.fail("tried"))
+    assert outputs._renameat2_noreplace(temp, destination) is False
 
 
 @pytest.mark.parametrize("answer", [0, None], ids=["zero", "none"])
