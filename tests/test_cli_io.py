@@ -126,3 +126,12 @@ def test_interrupted_names_the_signal_and_say_needs_stderr(monkeypatch, capsys):
     monkeypatch.setattr(cli_io.sys, "stderr", None)
     cli_io.say("nowhere")  # no stderr: nothing, and never standard output
     assert capsys.readouterr().out == ""
+
+
+def test_standard_streams_as_binary(monkeypatch):
+    text = io.TextIOWrapper(io.BytesIO())
+    monkeypatch.setattr(cli_io.sys, "stdout", text)
+    assert cli_io.std_stream("stdout") is text.buffer
+    binary = io.BytesIO()  # already binary (no .buffer): used as it is
+    monkeypatch.setattr(cli_io.sys, "stdout", binary)
+    assert cli_io.std_stream("stdout") is binary
