@@ -379,3 +379,14 @@ def test_a_block_is_released_as_soon_as_its_payload_is_complete():
     assert decoder.feed(archive[at + first.payload_len : at2 + second.payload_len]) == data[100:200]
     assert decoder.feed(archive[at2 + second.payload_len :]) == data[200:]
     decoder.finish()
+
+
+def test_one_byte_blocks_and_the_inclusive_memory_limit(monkeypatch):
+    """Block size 1 and a 1-byte block are allowed; a model of exactly the limit is accepted by
+    the encoder and the decoder alike."""
+    archive = encode_stream(b"abc", 1)
+    assert len(block_spans(archive)) == 3 and nncompress.decompress(archive) == b"abc"
+    assert StreamEncoder(1, block_size=5).block(b"x")
+    monkeypatch.setattr(codec, "MAX_MODEL_MEMORY", model_memory(params_for_level(1)))
+    header, _ = fmt.parse_header(StreamEncoder(1).header())
+    assert BlockDecoder(header).params == params_for_level(1)
