@@ -558,3 +558,23 @@ def test_verbose_report_line(src, tmp_path, capsys):
         match = re.fullmatch(line.format(re.escape(archive), verb), capsys.readouterr().err)
         assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
     assert main(["-1", "-f", str(src)]) == 0 and capsys.readouterr().err == ""  # not without -v
+
+
+def test_output_is_written_to_a_hidden_temporary_beside_it(src, tmp_path, monkeypatch):
+    """Same directory (so placing it is one link or rename on one filesystem), a name that
+    says what it is and that `ls` hides, gone afterwards."""
+    import re
+
+    seen = []
+    transform = cli.Runner.transform
+
+    def look_while_writing(self, *args, **kwargs):
+        seen.append(sorted(os.listdir(tmp_path)))
+        return transform(self, *args, **kwargs)
+
+    monkeypatch.setattr(cli.Runner, "transform", look_while_writing)
+    assert main(["-1", str(src)]) == 0
+    (names,) = seen
+    assert len(names) == 2 and names[0] != "in.txt" and names[1] == "in.txt"
+    assert re.fullmatch(r"\.nnc-[^/]+\.tmp", names[0])
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "in.txt.nnc"]
