@@ -578,3 +578,27 @@ def test_output_is_written_to_a_hidden_temporary_beside_it(src, tmp_path, monkey
     assert len(names) == 2 and names[0] != "in.txt" and names[1] == "in.txt"
     assert re.fullmatch(r"\.nnc-[^/]+\.tmp", names[0])
     assert sorted(os.listdir(tmp_path)) == ["in.txt", "in.txt.nnc"]
+
+
+def test_metadata_rules_without_compressing(tmp_path):
+    """copy_metadata on its own: from standard input the umask decides (and stays as it was);
+    from a file of a group the output is not in, group and others get only what both had."""
+    out = tmp_path / "out"
+    out.write_bytes(b"")
+    previous = os.umask(0o027)
+    try:
+        outputs.copy_metadata(str(out), None)
+        assert outputs._umask() == 0o027 and outputs._umask() == 0o027  # read, not changed
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    if not IS_ROOT:
+        return
+    src = tmp_path / "in"
+    src.write_bytes(b"")
+    os.chown(src, -1, 23456)
+    for mode, expected in ((0o745, 0o744), (0o664, 0o644), (0o777, 0o777), (0o640, 0o600)):
+        os.chmod(src, mode)
+        outputs.copy_metadata(str(out), os.stat(src), keep_time_and_owner=False)
+        assert out.stat().st_gid != 23456
+        assert stat.S_IMODE(out.stat().st_mode) == expected, oct(mode)
