@@ -330,7 +330,7 @@ def test_an_output_limit_decodes_only_as_far_as_asked():
         sizes.append(len(piece))
         out += piece
     # the trailer is read with the last byte even though the limit is then reached
-    assert out == data and sizes == [150, 150, 150, 150]
+    assert out == data and sizes == [150, 150, 150, 150] and decoder.unused_data == b""
     assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(data) and decoder.in_stream is False
     for limit in (None, -1, -5):  # no limit
         assert StreamDecoder().feed(archive, limit) == data
