@@ -135,3 +135,11 @@ def test_standard_streams_as_binary(monkeypatch):
     binary = io.BytesIO()  # already binary (no .buffer): used as it is
     monkeypatch.setattr(cli_io.sys, "stdout", binary)
     assert cli_io.std_stream("stdout") is binary
+
+
+def test_the_signal_handler_raises_interrupted():
+    import signal
+
+    with pytest.raises(cli_io.Interrupted) as raised:
+        cli_io._raise_interrupted(signal.SIGHUP, None)
+    assert raised.value.signum == signal.SIGHUP and str(raised.value) == "SIGHUP"

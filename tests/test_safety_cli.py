@@ -602,3 +602,13 @@ def test_metadata_rules_without_compressing(tmp_path):
         outputs.copy_metadata(str(out), os.stat(src), keep_time_and_owner=False)
         assert out.stat().st_gid != 23456
         assert stat.S_IMODE(out.stat().st_mode) == expected, oct(mode)
+
+
+def test_relative_links_resolve_from_their_own_directory(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    os.symlink("/dev/stdout", tmp_path / "sub" / "out")
+    os.symlink("sub/out", tmp_path / "link")  # relative to tmp_path, not to the working directory
+    monkeypatch.chdir("/")
+    assert outputs.descriptor_of(str(tmp_path / "link")) == 1
+    os.symlink("missing", tmp_path / "dangling")
+    assert outputs.descriptor_of(str(tmp_path / "dangling")) is None
