@@ -612,3 +612,19 @@ def test_relative_links_resolve_from_their_own_directory(tmp_path, monkeypatch):
     assert outputs.descriptor_of(str(tmp_path / "link")) == 1
     os.symlink("missing", tmp_path / "dangling")
     assert outputs.descriptor_of(str(tmp_path / "dangling")) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("mode", ["compress", "decompress"])
+def test_a_device_that_refuses_the_data_is_named(src, tmp_path, capsys, mode):
+    """In process (the subprocess tests cover the same from outside): the error names the input
+    and the device, and says why."""
+    name = str(src)
+    if mode == "decompress":
+        name = str(tmp_path / "p.nnc")
+        with open(name, "wb") as f:
+            f.write(nncompress.compress(DATA, 1))
+    flags = ["-1"] if mode == "compress" else ["-d"]
+    assert main([*flags, "-o", "/dev/full", name]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {name}: cannot write /dev/full: {os.strerror(errno.ENOSPC)}\n"
