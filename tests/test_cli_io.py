@@ -53,7 +53,7 @@ class _Stdin:
         self.buffer.isatty = lambda: tty
 
 
-def test_standard_input_is_refused_only_when_a_terminal_would_be_decoded(monkeypatch):
+def test_standard_input_is_refused_only_when_a_tty_would_be_decoded(monkeypatch):
     monkeypatch.setattr(cli_io.sys, "stdin", _Stdin(tty=True))
     for mode in ("decompress", "test", "list"):
         with pytest.raises(NNCError) as refused:

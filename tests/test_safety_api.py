@@ -16,6 +16,7 @@ import nncompress
 from nncompress import api, errors
 from nncompress import format as fmt
 from nncompress.api import NNCompressor, NNDecompressor
+from nncompress.model.params import ModelParams
 from nncompress.model.predictor import Predictor
 from nncompress.presets import params_for_level
 
@@ -314,3 +315,25 @@ def test_verify_compares_every_byte_across_short_reads():
     damaged[len(damaged) // 2] ^= 0x10
     with pytest.raises(nncompress.NNCError):
         api.verify(_Trickle(bytes(damaged)), _Trickle(original))
+
+
+def test_list_streams_reads_the_header_fields():
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    blob = nncompress.compress(b"abc", 3) + nncompress.compress(b"defg", params=custom)
+    first, second = api.list_streams(io.BytesIO(blob))
+    assert (first.level, first.params, first.format_version) == (3, params_for_level(3), fmt.FORMAT_VERSION)
+    assert (second.level, second.params, second.format_version) == (None, custom, fmt.FORMAT_VERSION)
+    # framing intact, parameters not: named as a header problem
+    bad = fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100).encode() + fmt.encode_end(0, 0)
+    with pytest.raises(nncompress.NNCError) as refused:
+        list(api.list_streams(io.BytesIO(bad)))
+    assert str(refused.value) == "corrupt archive header: model parameter block is too short"
+
+
+def test_iter_decompress_reads_bounded_pieces_and_reports_progress():
+    blob = nncompress.compress(TEXT[:2000], 1, block_size=500) * 2
+    source = _Trickle(blob)
+    progress = []
+    out = b"".join(api.iter_decompress(source, chunk_size=100, progress=progress.append))
+    assert out == TEXT[:2000] * 2 and sum(progress) == 4000
+    assert set(source.asked) == {100}
