@@ -628,3 +628,33 @@ def test_a_device_that_refuses_the_data_is_named(src, tmp_path, capsys, mode):
     assert main([*flags, "-o", "/dev/full", name]) == 1
     assert capsys.readouterr().err == \
         f"nncompress: {name}: cannot write /dev/full: {os.strerror(errno.ENOSPC)}\n"
+
+
+@pytest.mark.parametrize("where", ["write", "fsync", "place"])
+def test_a_failing_output_file_is_named_and_leaves_nothing(src, tmp_path, monkeypatch, capsys, where):
+    def fail(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    target = {"write": (cli, "write_all"), "fsync": (cli.os, "fsync"),
+              "place": (cli, "place_no_clobber")}[where]
+    monkeypatch.setattr(*target, fail)
+    out = tmp_path / "out.nnc"
+    assert main(["-1", "-o", str(out), str(src)]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {src}: cannot write {out}: {os.strerror(errno.ENOSPC)}\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.txt"]
+
+
+def test_an_output_that_appears_meanwhile_is_not_clobbered(src, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out.nnc"
+    transform = cli.Runner.transform
+
+    def someone_else_writes_it(self, *args, **kwargs):
+        out.write_bytes(b"theirs")
+        return transform(self, *args, **kwargs)
+
+    monkeypatch.setattr(cli.Runner, "transform", someone_else_writes_it)
+    assert main(["-1", "-o", str(out), str(src)]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {src}: {out} already exists (use -f to overwrite)\n"
+    assert out.read_bytes() == b"theirs" and sorted(os.listdir(tmp_path)) == ["in.txt", "out.nnc"]
