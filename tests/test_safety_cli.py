@@ -1,6 +1,7 @@
 """The command line under attack (issue 14) and its rough edges (issue 15 items 2, 3, 9-14)."""
 
 import errno
+import io
 import json
 import os
 import pty
@@ -585,17 +586,21 @@ def test_metadata_rules_without_compressing(tmp_path):
     from a file of a group the output is not in, group and others get only what both had."""
     out = tmp_path / "out"
     out.write_bytes(b"")
-    previous = os.umask(0o027)
-    try:
-        outputs.copy_metadata(str(out), None)
-        assert outputs._umask() == 0o027 and outputs._umask() == 0o027  # read, not changed
-    finally:
-        os.umask(previous)
-    assert stat.S_IMODE(out.stat().st_mode) == 0o640
-    if not IS_ROOT:
-        return
+    for umask, expected in ((0o027, 0o640), (0o002, 0o664)):
+        previous = os.umask(umask)
+        try:
+            outputs.copy_metadata(str(out), None)
+            assert outputs._umask() == umask and outputs._umask() == umask  # read, not changed
+        finally:
+            os.umask(previous)
+        assert stat.S_IMODE(out.stat().st_mode) == expected
     src = tmp_path / "in"
     src.write_bytes(b"")
+    os.utime(src, ns=(1_000_000_000_000_000_000, 1_234_567_890_000_000_000))
+    outputs.copy_metadata(str(out), os.stat(src))  # by default the time comes along
+    assert out.stat().st_mtime_ns == 1_234_567_890_000_000_000
+    if not IS_ROOT:
+        return
     os.chown(src, -1, 23456)
     for mode, expected in ((0o745, 0o744), (0o664, 0o644), (0o777, 0o777), (0o640, 0o600)):
         os.chmod(src, mode)
@@ -620,10 +625,10 @@ def test_a_device_that_refuses_the_data_is_named(src, tmp_path, capsys, mode):
     """In process (the subprocess tests cover the same from outside): the error names the input
     and the device, and says why."""
     name = str(src)
-    if mode == "decompress":
+    if mode == "decompress":  # output larger than a write buffer: refused while coding
         name = str(tmp_path / "p.nnc")
         with open(name, "wb") as f:
-            f.write(nncompress.compress(DATA, 1))
+            f.write(nncompress.compress(DATA * 8, 1))
     flags = ["-1"] if mode == "compress" else ["-d"]
     assert main([*flags, "-o", "/dev/full", name]) == 1
     assert capsys.readouterr().err == \
@@ -658,3 +663,21 @@ def test_an_output_that_appears_meanwhile_is_not_clobbered(src, tmp_path, monkey
     assert capsys.readouterr().err == \
         f"nncompress: {src}: {out} already exists (use -f to overwrite)\n"
     assert out.read_bytes() == b"theirs" and sorted(os.listdir(tmp_path)) == ["in.txt", "out.nnc"]
+
+
+def test_a_device_whose_close_fails_is_named():
+    class CloseFails(io.BytesIO):
+        failed = False
+
+        def close(self):
+            if not self.failed:
+                self.failed = True
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            super().close()
+
+    runner = cli.Runner(cli.build_parser().parse_args(["-1"]))
+    sink = CloseFails()
+    with pytest.raises(cli.OutputError) as failed:
+        runner._write_into(sink, io.BytesIO(DATA), None, "in.txt", "/dev/x")
+    assert (failed.value.name, str(failed.value)) == ("/dev/x", os.strerror(errno.EIO))
+    assert nncompress.decompress(sink.getvalue()) == DATA  # everything was written before
