@@ -337,3 +337,14 @@ def test_iter_decompress_reads_bounded_pieces_and_reports_progress():
     out = b"".join(api.iter_decompress(source, chunk_size=100, progress=progress.append))
     assert out == TEXT[:2000] * 2 and sum(progress) == 4000
     assert set(source.asked) == {100}
+
+
+def test_decompressor_max_length_none_means_no_limit():
+    blob = nncompress.compress(TEXT[:300], 1, block_size=100)
+    decompressor = NNDecompressor()
+    assert decompressor.decompress(blob, max_length=None) == TEXT[:300]
+    assert decompressor.eof and not decompressor.needs_input
+    halves = NNDecompressor()
+    first = halves.decompress(blob[: len(blob) // 2], max_length=None)
+    assert len(first) % 100 == 0 and not halves.eof and halves.needs_input  # whole blocks only
+    assert first + halves.decompress(blob[len(blob) // 2 :], None) == TEXT[:300] and halves.eof
