@@ -61,6 +61,10 @@ BREAKS = {
             "code is the RNN's)", MODEL + "jit.py",
             'OPTIONS = dict(fastmath=False,', 'OPTIONS = dict(fastmath={"contract"},',
             TESTS + CROSS_TARGET),
+    "rnnme": ("byte-level RNN with maximum-entropy features (rnnme): Adam's denominator doubles "
+              "its epsilon", MODEL + "rnnme_kernels.py",
+              "w[i] += (lr * mi) / (np.sqrt(vi) + eps)", "w[i] += (lr * mi) / (np.sqrt(vi) + eps + eps)",
+              [["tests/test_rnnme.py", "-k", "twin"]]),
 }
 
 
@@ -116,9 +120,12 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per break")
     args = parser.parse_args(argv)
     if args.list:
-        for name, (component, path, *_rest) in BREAKS.items():
-            print(f"{name:13} {path:34} {component}")
-        return 0
+        found_all = True
+        for name, (component, path, old, *_rest) in BREAKS.items():
+            found = (ROOT / path).read_text().count(old) == 1
+            found_all &= found
+            print(f"{name:13} {path:34} {'edit found' if found else 'NOT FOUND':10} {component}")
+        return 0 if found_all else 1
     unknown = [n for n in args.names if n not in BREAKS]
     if unknown:
         parser.error(f"unknown break(s): {', '.join(unknown)}")

@@ -247,10 +247,22 @@ class Runner:
 
     def _write_into(self, sink, source, info, name: str, destination: str):
         """Code into an already open sink (a descriptor or a device) and flush it."""
-        with sink:
+        try:
             self._refuse_terminal(sink)
             done = self.transform(source, sink, info, name, destination)
             self._flush(sink, destination)
+        except BaseException:
+            # close() flushes again and fails the same way: that second error must not
+            # replace the first, which names the output
+            try:
+                sink.close()
+            except OSError:
+                pass
+            raise
+        try:
+            sink.close()
+        except OSError as exc:
+            raise OutputError(destination, exc) from None
         return done
 
     def write_atomically(self, source, destination: str, info, name: str):

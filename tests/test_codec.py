@@ -117,6 +117,7 @@ def test_observer_and_progress_see_every_nibble(sample_text):
     decoder = StreamDecoder(progress=progress.append)
     out = decoder.feed(nncompress.compress(data, 1))
     assert out == data and sum(progress) == len(data)
+    assert all(type(count) is int for count in progress)  # whole bytes, never halves
 
 
 # -- the decoder side --------------------------------------------------------------------------
@@ -141,6 +142,26 @@ def test_block_decoder_refuses_bad_parameters_and_mismatches(sample_text):
     for length, crc in ((499, fmt.crc32(sample_text[:500])), (500, 0)):
         with pytest.raises(NNCError, match="length or checksum mismatch"):
             decoder.check_trailer(length, crc)
+
+
+def test_block_decoder_reads_exactly_what_is_asked(sample_text):
+    """read(n) gives n bytes (the caller's output limit, a decompression bomb's bound), decode(n)
+    n nibbles as bytes 0..15; the block is checked and closed only at its last byte."""
+    data = sample_text[:500]
+    archive = nncompress.compress(data, 1)
+    header, _ = fmt.parse_header(archive)
+    (frame, at), = block_spans(archive)
+    payload = archive[at : at + frame.payload_len]
+    decoder = BlockDecoder(header)
+    decoder.begin(frame, payload)
+    nibbles = decoder.decode(6)
+    assert nibbles.dtype == np.uint8
+    assert nibbles.tolist() == [v for b in data[:3] for v in (b >> 4, b & 15)]
+    decoder = BlockDecoder(header)
+    decoder.begin(frame, payload)
+    pieces = [decoder.read(n) for n in (1, 100, 0, 250)]
+    assert [len(p) for p in pieces] == [1, 100, 0, 250] and decoder.in_block
+    assert b"".join(pieces) + decoder.read() == data and not decoder.in_block
 
 
 def test_hostile_model_parameters_refused_without_allocating(monkeypatch):
@@ -309,3 +330,79 @@ def test_every_codec_message_exactly(monkeypatch):
     monkeypatch.setattr(codec, "Predictor", lambda *args: (_ for _ in ()).throw(MemoryError))
     assert _message(lambda: nncompress.decompress(archive)) == \
         f"not enough memory for this archive's model ({model_memory(small) >> 20} MiB)"
+
+
+def test_an_output_limit_decodes_only_as_far_as_asked():
+    data = TEXT[:600]
+    archive = nncompress.compress(data, 1, block_size=200)
+    header_len = fmt.parse_header(archive)[1]
+    decoder = StreamDecoder(multi_stream=False)
+    # limit 0 stops right after the header (as lzma does), before any block frame is read
+    assert decoder.feed(archive, 0) == b"" and decoder.in_stream and not decoder.eof
+    assert len(decoder._buf) == len(archive) - header_len
+    sizes, out = [], bytearray()
+    while not decoder.eof:
+        piece = decoder.feed(max_length=150)  # no new input: data defaults to none
+        sizes.append(len(piece))
+        out += piece
+    # the trailer is read with the last byte even though the limit is then reached
+    assert out == data and sizes == [150, 150, 150, 150] and decoder.unused_data == b""
+    assert decoder.streams == 1 and decoder.last_stream_crc == fmt.crc32(data) and decoder.in_stream is False
+    for limit in (None, -1, -5):  # no limit
+        assert StreamDecoder().feed(archive, limit) == data
+    two = StreamDecoder()
+    assert two.feed(archive + archive, 700) == data + data[:100]
+    assert two.streams == 1 and two.in_stream
+    assert two.feed(b"", 700) == data[100:] and two.streams == 2 and two.in_stream is False
+
+
+def test_a_bad_first_stream_reports_the_header_error():
+    """Garbage where the first stream should start gets the header's own message; after a
+    complete stream it is trailing garbage."""
+    with pytest.raises(NNCError) as expected:
+        fmt.parse_header(b"garbage!")
+    assert _message(lambda: StreamDecoder().feed(b"garbage!")) == str(expected.value)
+    decoder = StreamDecoder()
+    assert decoder.feed(b"NN") == b"" and not decoder.in_stream and decoder.streams == 0
+    assert decoder.unused_data == b""
+
+
+def test_decode_pieces_do_not_change_the_output(monkeypatch, sample_text):
+    """A block is decoded DECODE_PIECE nibbles at a time (a block over 16 KiB at a tiny scale):
+    the pieces join into the block, and progress comes once a piece, in whole bytes."""
+    data = sample_text[:500]
+    archive = nncompress.compress(data, 1)
+    monkeypatch.setattr(codec, "DECODE_PIECE", 64)
+    progress = []
+    decoder = StreamDecoder(progress=progress.append)
+    assert decoder.feed(archive) == data
+    assert progress == [32] * 15 + [20]
+
+
+def test_a_new_decoder_is_before_any_stream():
+    decoder = StreamDecoder()
+    assert decoder.eof is False and decoder.in_stream is False
+    assert decoder.streams == 0 and decoder.last_stream_crc is None and decoder.unused_data == b""
+
+
+def test_a_block_is_released_as_soon_as_its_payload_is_complete():
+    data = TEXT[:300]
+    archive = nncompress.compress(data, 1, block_size=100)
+    (first, at), (second, at2), _ = block_spans(archive)
+    decoder = StreamDecoder()
+    assert decoder.feed(archive[: at + first.payload_len - 1]) == b""
+    assert decoder.feed(archive[at + first.payload_len - 1 : at + first.payload_len]) == data[:100]
+    assert decoder.feed(archive[at + first.payload_len : at2 + second.payload_len]) == data[100:200]
+    assert decoder.feed(archive[at2 + second.payload_len :]) == data[200:]
+    decoder.finish()
+
+
+def test_one_byte_blocks_and_the_inclusive_memory_limit(monkeypatch):
+    """Block size 1 and a 1-byte block are allowed; a model of exactly the limit is accepted by
+    the encoder and the decoder alike."""
+    archive = encode_stream(b"abc", 1)
+    assert len(block_spans(archive)) == 3 and nncompress.decompress(archive) == b"abc"
+    assert StreamEncoder(1, block_size=5).block(b"x")
+    monkeypatch.setattr(codec, "MAX_MODEL_MEMORY", model_memory(params_for_level(1)))
+    header, _ = fmt.parse_header(StreamEncoder(1).header())
+    assert BlockDecoder(header).params == params_for_level(1)

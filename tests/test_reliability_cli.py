@@ -375,6 +375,28 @@ def test_cli_rm_keeps_input_when_verification_fails(tmp_path, monkeypatch, capsy
     assert err.startswith(f"nncompress: {src}: ") and "Traceback" not in err
 
 
+def test_cli_rm_keeps_input_when_the_archive_holds_other_data(tmp_path, monkeypatch, capsys):
+    """A sound archive of other data (the verifier answers False, no decoding error): the
+    input stays, and the message says so word for word."""
+    from nncompress import cli as cli_module
+
+    src = tmp_path / "a.txt"
+    src.write_bytes(DATA)
+    write = cli_module.Runner.write_atomically
+
+    def write_then_replace(self, source, destination, size, name):
+        result = write(self, source, destination, size, name)
+        with open(destination, "wb") as f:
+            f.write(nncompress.compress(DATA[:-1], 1))
+        return result
+
+    monkeypatch.setattr(cli_module.Runner, "write_atomically", write_then_replace)
+    assert main(["-1", "--rm", str(src)]) == 1
+    assert src.read_bytes() == DATA
+    assert capsys.readouterr().err == \
+        f"nncompress: {src}: verification of the new archive failed; input kept\n"
+
+
 def test_cli_rm_runs_the_verification(tmp_path, monkeypatch, capsys):
     """--rm calls the verifier, and a failed verification (whatever its cause) keeps the input."""
     from nncompress import cli as cli_module

@@ -29,11 +29,11 @@ SMALL = RNNMEParams(hidden=8, bptt=3, me_bits=10, orders=(1, 2, 3, 5, 7), word_f
 
 
 @pytest.mark.parametrize("float_bits", [32, 64])
-@pytest.mark.parametrize("variant", ["full", "plain", "sgd", "adamax"])
+@pytest.mark.parametrize("variant", ["full", "plain", "sgd", "adam", "adamax"])
 def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
     params = dataclasses.replace(SMALL, float_bits=float_bits)
-    if variant in ("sgd", "adamax"):
-        params = dataclasses.replace(params, adam=0 if variant == "sgd" else 2)
+    if variant in ("sgd", "adam", "adamax"):  # (full and plain use the default, AdaMax)
+        params = dataclasses.replace(params, adam={"sgd": 0, "adam": 1, "adamax": 2}[variant])
     if variant == "plain":  # one input, no word features, no cap on the rates
         params = dataclasses.replace(params, input2=0, word_input_bits=0, word_feature=0,
                                      orders=(1, 2), me_total_milli=100000, bptt=5)

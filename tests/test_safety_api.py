@@ -16,6 +16,7 @@ import nncompress
 from nncompress import api, errors
 from nncompress import format as fmt
 from nncompress.api import NNCompressor, NNDecompressor
+from nncompress.model.params import ModelParams
 from nncompress.model.predictor import Predictor
 from nncompress.presets import params_for_level
 
@@ -278,3 +279,73 @@ def test_verify_api(tmp_path):
     assert not api.verify(io.BytesIO(blob + blob), io.BytesIO(TEXT[:500]))
     assert not api.verify(io.BytesIO(blob[:-1]), io.BytesIO(TEXT[:500]))
     assert b"".join(api.iter_decompress(io.BytesIO(blob + blob), chunk_size=7)) == TEXT[:500] * 2
+
+
+class _Trickle(io.RawIOBase):
+    """A binary file that hands out at most 7 bytes a read (a pipe, a slow device)."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+        self.asked = []
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        self.asked.append(size)
+        return self._data.read(7 if size is None or size < 0 else min(size, 7))
+
+
+def test_verify_compares_every_byte_across_short_reads():
+    """Length and CRC are accumulated over every read of both files: the same length with other
+    content, or a difference before the last read, is no match; a damaged archive raises."""
+    original = TEXT[:300]
+    blob = nncompress.compress(original, 1, block_size=100)
+    packed, raw = _Trickle(blob), _Trickle(original)
+    assert api.verify(packed, raw)
+    # both files are read in bounded pieces, never whole (an input of any size may be verified)
+    for asked in (packed.asked, raw.asked):
+        assert all(size is not None and 0 < size <= 1 << 20 for size in asked)
+    changed_first = b"L" + original[1:]
+    changed_last = original[:-1] + b"?"
+    for other in (changed_first, changed_last, original[:-7], original + b"x" * 7):
+        assert not api.verify(_Trickle(blob), _Trickle(other))
+        assert not api.verify(_Trickle(nncompress.compress(other, 1, block_size=100)),
+                              _Trickle(original))
+    damaged = bytearray(blob)
+    damaged[len(damaged) // 2] ^= 0x10
+    with pytest.raises(nncompress.NNCError):
+        api.verify(_Trickle(bytes(damaged)), _Trickle(original))
+
+
+def test_list_streams_reads_the_header_fields():
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    blob = nncompress.compress(b"abc", 3) + nncompress.compress(b"defg", params=custom)
+    first, second = api.list_streams(io.BytesIO(blob))
+    assert (first.level, first.params, first.format_version) == (3, params_for_level(3), fmt.FORMAT_VERSION)
+    assert (second.level, second.params, second.format_version) == (None, custom, fmt.FORMAT_VERSION)
+    # framing intact, parameters not: named as a header problem
+    bad = fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100).encode() + fmt.encode_end(0, 0)
+    with pytest.raises(nncompress.NNCError) as refused:
+        list(api.list_streams(io.BytesIO(bad)))
+    assert str(refused.value) == "corrupt archive header: model parameter block is too short"
+
+
+def test_iter_decompress_reads_bounded_pieces_and_reports_progress():
+    blob = nncompress.compress(TEXT[:2000], 1, block_size=500) * 2
+    source = _Trickle(blob)
+    progress = []
+    out = b"".join(api.iter_decompress(source, chunk_size=100, progress=progress.append))
+    assert out == TEXT[:2000] * 2 and sum(progress) == 4000
+    assert set(source.asked) == {100}
+
+
+def test_decompressor_max_length_none_means_no_limit():
+    blob = nncompress.compress(TEXT[:300], 1, block_size=100)
+    decompressor = NNDecompressor()
+    assert decompressor.decompress(blob, max_length=None) == TEXT[:300]
+    assert decompressor.eof and not decompressor.needs_input
+    halves = NNDecompressor()
+    first = halves.decompress(blob[: len(blob) // 2], max_length=None)
+    assert len(first) % 100 == 0 and not halves.eof and halves.needs_input  # whole blocks only
+    assert first + halves.decompress(blob[len(blob) // 2 :], None) == TEXT[:300] and halves.eof

@@ -1,6 +1,7 @@
 """The command line under attack (issue 14) and its rough edges (issue 15 items 2, 3, 9-14)."""
 
 import errno
+import io
 import json
 import os
 import pty
@@ -249,6 +250,80 @@ def test_placement_without_hard_links(src, tmp_path, monkeypatch, renameat2):
     assert (tmp_path / "fresh").read_bytes() == b"new" and not temp.exists()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+def test_renameat2_places_refuses_and_reports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative names: resolved against the working directory
+    temp, destination = tmp_path / "temp", tmp_path / "dest"
+    temp.write_bytes(b"new")
+    assert outputs._renameat2_noreplace("temp", "dest") is True
+    assert destination.read_bytes() == b"new" and not temp.exists()
+    temp.write_bytes(b"newer")
+    with pytest.raises(FileExistsError) as exists:
+        outputs._renameat2_noreplace("temp", "dest")
+    assert (exists.value.errno, exists.value.strerror, exists.value.filename) == \
+        (errno.EEXIST, os.strerror(errno.EEXIST), "dest")
+    assert destination.read_bytes() == b"new" and temp.read_bytes() == b"newer"
+    # any other failure is an error naming the destination, never "unsupported" (False)
+    with pytest.raises(OSError) as missing:
+        outputs._renameat2_noreplace("missing", "other")
+    assert (missing.value.errno, missing.value.strerror, missing.value.filename) == \
+        (errno.ENOENT, os.strerror(errno.ENOENT), "other")
+
+
+class _Libc:
+    """A C library whose renameat2 fails with the given errno."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def renameat2(self, *args):
+        import ctypes
+
+        ctypes.set_errno(self.error)
+        return -1
+
+
+@pytest.mark.parametrize("error", [errno.EINVAL, errno.ENOSYS, errno.EPERM, errno.EOPNOTSUPP])
+def test_renameat2_unsupported_means_fall_back(tmp_path, monkeypatch, error):
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: _Libc(error))
+    (tmp_path / "temp").write_bytes(b"new")
+    assert outputs._renameat2_noreplace(str(tmp_path / "temp"), str(tmp_path / "dest")) is False
+
+
+def test_renameat2_missing_means_fall_back_and_other_errors_raise(tmp_path, monkeypatch):
+    import ctypes
+
+    temp, destination = str(tmp_path / "temp"), str(tmp_path / "dest")
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: _Libc(errno.EIO))
+    with pytest.raises(OSError) as failed:
+        outputs._renameat2_noreplace(temp, destination)
+    assert (failed.value.errno, failed.value.filename) == (errno.EIO, destination)
+
+    def no_library(*args, **kwargs):
+        raise OSError("no C library")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_library)
+    assert outputs._renameat2_noreplace(temp, destination) is False
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: type("NoRename", (), {})())
+    assert outputs._renameat2_noreplace(temp, destination) is False
+    monkeypatch.setattr(outputs.sys, "platform", "darwin")  # not Linux: never tried
+    monkeypatch.setattr(ctypes, "CDLL", lambda *args, **kwargs: pytest.fail("tried"))
+    assert outputs._renameat2_noreplace(temp, destination) is False
+
+
+@pytest.mark.parametrize("answer", [0, None], ids=["zero", "none"])
+def test_a_write_that_makes_no_progress_is_an_error(answer):
+    class Stuck:
+        def write(self, data):
+            return answer
+
+    with pytest.raises(OSError) as stuck:
+        outputs.write_all(Stuck(), b"data")
+    assert (stuck.value.errno, stuck.value.strerror) == (errno.EIO, "write made no progress")
+
+
 # -- issue 15 items 2, 3: start-up ----------------------------------------------------------
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])
@@ -418,3 +493,194 @@ def test_compressed_data_not_written_to_a_terminal_through_o(src):
         os.close(controller)
         os.close(terminal)
     assert result.returncode == 1 and "terminal" in clean_error(result.stderr)
+
+
+# -- every message of the file loop, word for word (mutation testing found them unasserted) ----
+
+def test_every_file_message_exactly(src, tmp_path, capsys, monkeypatch):
+    def run(*argv):
+        status = main(list(argv))
+        return status, capsys.readouterr().err
+
+    name = str(src)
+    archive = tmp_path / "in.txt.nnc"
+    archive.write_bytes(b"placeholder")
+    assert run("-1", name) == (1, f"nncompress: {name}: {archive} already exists (use -f to overwrite)\n")
+    assert archive.read_bytes() == b"placeholder"  # nothing was clobbered
+    assert run("-1", str(archive)) == (
+        2, f"nncompress: {archive}: already has .nnc suffix -- unchanged\n")
+    monkeypatch.chdir(tmp_path)
+    for undecodable in (name, ".nnc"):  # (a name that is only the suffix has no stem)
+        open(undecodable, "ab").close()
+        assert run("-d", undecodable) == (2, f"nncompress: {undecodable}: unknown suffix -- ignored\n")
+    assert run("-1", str(tmp_path)) == (2, f"nncompress: {tmp_path}: is a directory -- ignored\n")
+    assert run("-1", "-c", os.devnull) == (2, f"nncompress: {os.devnull}: not a regular file -- ignored\n")
+    missing = str(tmp_path / "missing")
+    assert run("-1", missing) == (1, f"nncompress: {missing}: no such file or directory\n")
+    assert run("-1", "-o", "x", name, name) == (
+        1, "nncompress: -o: only one input file may be given with --output\n")
+    assert run("-1", "-f", "-o", name, name) == (
+        1, f"nncompress: {name}: input and output are the same file ({name})\n")
+    os.chmod(src, 0o644 | stat.S_ISUID)
+    assert run("-1", "-o", str(tmp_path / "suid.nnc"), name) == (
+        2, f"nncompress: {name}: is set-user-ID -- ignored (use -f to process it; the output "
+           "gets only the permission bits)\n")
+    os.chmod(src, 0o644)
+    # --rm into a device: nothing on disk to verify, so the input stays (a warning)
+    assert run("-1", "--rm", "-o", os.devnull, name) == (
+        2, f"nncompress: {name}: output is not a regular file -- input kept\n")
+    assert src.read_bytes() == DATA
+    # -q hides warnings, not the status; an error outranks a warning in either order
+    assert run("-q", "-1", str(tmp_path)) == (2, "")
+    assert run("-1", missing, str(tmp_path))[0] == 1
+    assert run("-1", str(tmp_path), missing)[0] == 1
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "NNCompressor", no_memory)
+    os.unlink(archive)
+    assert run("-4", name) == (1, f"nncompress: {name}: not enough memory for level 4 (try a lower level)\n")
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(nncompress.compress(DATA, 1))
+    monkeypatch.setattr(cli.Runner, "transform", lambda *args: no_memory())
+    assert run("-d", str(packed)) == (1, f"nncompress: {packed}: not enough memory\n")
+
+
+def test_verbose_report_line(src, tmp_path, capsys):
+    import re
+
+    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, \d+\.\d KB/s, \d+\.\d\d s\n"
+    assert main(["-1", "-v", str(src)]) == 0
+    packed_size = (tmp_path / "in.txt.nnc").stat().st_size
+    match = re.fullmatch(line.format(re.escape(str(src)), "compressed"), capsys.readouterr().err)
+    assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
+    assert match[3] == f"{8 * packed_size / len(DATA):.3f}"
+    archive = str(tmp_path / "in.txt.nnc")
+    for flags, verb in ((["-t"], "ok"), (["-d", "-f"], "decompressed")):
+        assert main([*flags, "-v", archive]) == 0
+        match = re.fullmatch(line.format(re.escape(archive), verb), capsys.readouterr().err)
+        assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
+    assert main(["-1", "-f", str(src)]) == 0 and capsys.readouterr().err == ""  # not without -v
+
+
+def test_output_is_written_to_a_hidden_temporary_beside_it(src, tmp_path, monkeypatch):
+    """Same directory (so placing it is one link or rename on one filesystem), a name that
+    says what it is and that `ls` hides, gone afterwards."""
+    import re
+
+    seen = []
+    transform = cli.Runner.transform
+
+    def look_while_writing(self, *args, **kwargs):
+        seen.append(sorted(os.listdir(tmp_path)))
+        return transform(self, *args, **kwargs)
+
+    monkeypatch.setattr(cli.Runner, "transform", look_while_writing)
+    assert main(["-1", str(src)]) == 0
+    (names,) = seen
+    assert len(names) == 2 and names[0] != "in.txt" and names[1] == "in.txt"
+    assert re.fullmatch(r"\.nnc-[^/]+\.tmp", names[0])
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "in.txt.nnc"]
+
+
+def test_metadata_rules_without_compressing(tmp_path):
+    """copy_metadata on its own: from standard input the umask decides (and stays as it was);
+    from a file of a group the output is not in, group and others get only what both had."""
+    out = tmp_path / "out"
+    out.write_bytes(b"")
+    for umask, expected in ((0o027, 0o640), (0o002, 0o664)):
+        previous = os.umask(umask)
+        try:
+            outputs.copy_metadata(str(out), None)
+            assert outputs._umask() == umask and outputs._umask() == umask  # read, not changed
+        finally:
+            os.umask(previous)
+        assert stat.S_IMODE(out.stat().st_mode) == expected
+    src = tmp_path / "in"
+    src.write_bytes(b"")
+    os.utime(src, ns=(1_000_000_000_000_000_000, 1_234_567_890_000_000_000))
+    outputs.copy_metadata(str(out), os.stat(src))  # by default the time comes along
+    assert out.stat().st_mtime_ns == 1_234_567_890_000_000_000
+    if not IS_ROOT:
+        return
+    os.chown(src, -1, 23456)
+    for mode, expected in ((0o745, 0o744), (0o664, 0o644), (0o777, 0o777), (0o640, 0o600)):
+        os.chmod(src, mode)
+        outputs.copy_metadata(str(out), os.stat(src), keep_time_and_owner=False)
+        assert out.stat().st_gid != 23456
+        assert stat.S_IMODE(out.stat().st_mode) == expected, oct(mode)
+
+
+def test_relative_links_resolve_from_their_own_directory(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    os.symlink("/dev/stdout", tmp_path / "sub" / "out")
+    os.symlink("sub/out", tmp_path / "link")  # relative to tmp_path, not to the working directory
+    monkeypatch.chdir("/")
+    assert outputs.descriptor_of(str(tmp_path / "link")) == 1
+    os.symlink("missing", tmp_path / "dangling")
+    assert outputs.descriptor_of(str(tmp_path / "dangling")) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("mode", ["compress", "decompress"])
+def test_a_device_that_refuses_the_data_is_named(src, tmp_path, capsys, mode):
+    """In process (the subprocess tests cover the same from outside): the error names the input
+    and the device, and says why."""
+    name = str(src)
+    if mode == "decompress":  # output larger than a write buffer: refused while coding
+        name = str(tmp_path / "p.nnc")
+        with open(name, "wb") as f:
+            f.write(nncompress.compress(DATA * 8, 1))
+    flags = ["-1"] if mode == "compress" else ["-d"]
+    assert main([*flags, "-o", "/dev/full", name]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {name}: cannot write /dev/full: {os.strerror(errno.ENOSPC)}\n"
+
+
+@pytest.mark.parametrize("where", ["write", "fsync", "place"])
+def test_a_failing_output_file_is_named_and_leaves_nothing(src, tmp_path, monkeypatch, capsys, where):
+    def fail(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    target = {"write": (cli, "write_all"), "fsync": (cli.os, "fsync"),
+              "place": (cli, "place_no_clobber")}[where]
+    monkeypatch.setattr(*target, fail)
+    out = tmp_path / "out.nnc"
+    assert main(["-1", "-o", str(out), str(src)]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {src}: cannot write {out}: {os.strerror(errno.ENOSPC)}\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.txt"]
+
+
+def test_an_output_that_appears_meanwhile_is_not_clobbered(src, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out.nnc"
+    transform = cli.Runner.transform
+
+    def someone_else_writes_it(self, *args, **kwargs):
+        out.write_bytes(b"theirs")
+        return transform(self, *args, **kwargs)
+
+    monkeypatch.setattr(cli.Runner, "transform", someone_else_writes_it)
+    assert main(["-1", "-o", str(out), str(src)]) == 1
+    assert capsys.readouterr().err == \
+        f"nncompress: {src}: {out} already exists (use -f to overwrite)\n"
+    assert out.read_bytes() == b"theirs" and sorted(os.listdir(tmp_path)) == ["in.txt", "out.nnc"]
+
+
+def test_a_device_whose_close_fails_is_named():
+    class CloseFails(io.BytesIO):
+        failed = False
+
+        def close(self):
+            if not self.failed:
+                self.failed = True
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            super().close()
+
+    runner = cli.Runner(cli.build_parser().parse_args(["-1"]))
+    sink = CloseFails()
+    with pytest.raises(cli.OutputError) as failed:
+        runner._write_into(sink, io.BytesIO(DATA), None, "in.txt", "/dev/x")
+    assert (failed.value.name, str(failed.value)) == ("/dev/x", os.strerror(errno.EIO))
+    assert nncompress.decompress(sink.getvalue()) == DATA  # everything was written before
