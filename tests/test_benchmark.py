@@ -244,14 +244,3 @@ def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
     with pytest.raises(ValueError, match="NAME=VALUE"):
         tune.parse_overrides("no_such_field=1")
     assert tune.main([str(tmp_path / "missing.txt")]) == 1
-
-
-def test_rnnme_model_row(tiny_files, tmp_path):
-    """branch neural2: --models cm,rnnme adds a row for the RNNME network alone, round-tripped."""
-    out = tmp_path / "r.json"
-    assert benchmark.main([str(tiny_files[0]), "--with", "none", "--levels", "1", "--models",
-                           "cm,rnnme", "--min-time", "0", "--json", str(out), "-q"]) == 0
-    rows = json.loads(out.read_text())["results"]
-    assert [r["compressor"] for r in rows] == ["nnc-1", "nnc-rnnme"]
-    assert all(r["roundtrip"] == "ok" and r["error"] is None for r in rows)
-    assert benchmark.main([str(tiny_files[0]), "--models", "lstm", "-q"]) == 1

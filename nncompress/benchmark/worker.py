@@ -24,15 +24,13 @@ MAX_REPS = 25
 WARMUP_TEXT = b"nncompress warm-up: compile or load the numba kernels before timing. " * 4
 
 
-def _nncompress_codec(level: int, result: dict, model: str | None = None):
+def _nncompress_codec(level: int, result: dict):
     import nncompress
 
-    options = {"model": model} if model else {}  # branch neural2: --model rnnme
-    level = level or nncompress.DEFAULT_LEVEL
     t0 = time.perf_counter()
-    nncompress.decompress(nncompress.compress(WARMUP_TEXT, level, **options))
+    nncompress.decompress(nncompress.compress(WARMUP_TEXT, level))
     result["warmup_s"] = time.perf_counter() - t0
-    return (lambda d: nncompress.compress(d, level, **options)), nncompress.decompress
+    return (lambda d: nncompress.compress(d, level)), nncompress.decompress
 
 
 def _run_external(spec: dict, request: dict, op: str, min_time: float, max_reps: int) -> list[float]:
@@ -59,7 +57,7 @@ def measure_one(request: dict) -> dict:
     result: dict = {"warmup_s": None}
     external = spec["type"] == "external"
     if spec["type"] == "nncompress":
-        funcs = _nncompress_codec(spec["level"], result, spec.get("model"))
+        funcs = _nncompress_codec(spec["level"], result)
     elif not external:
         funcs = python_codec(spec["codec"], spec.get("args", {}))
     result["baseline_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -43,13 +43,7 @@ def _view2(buf, layout, k):
     return numba.carray(_address(start), (layout[k, 1], layout[k, 2]), buf.dtype)
 
 
-@kernel(inline=True)
-def _view3(buf, layout, k):
-    start = buf.ctypes.data + layout[k, 0] * buf.itemsize
-    return numba.carray(_address(start), (layout[k, 1], layout[k, 2], layout[k, 3]), buf.dtype)
-
-
-_BUFFER_NAMES = {"uint8": "u8", "int32": "i32", "int64": "i64", "float64": "f64", "float32": "f32"}
+_BUFFER_NAMES = {"uint8": "u8", "int32": "i32", "int64": "i64", "float64": "f64"}
 
 
 def _field_view(field) -> str:
@@ -68,7 +62,7 @@ def _generate_unpack():
         f"        Node({node}))\n"
     )
     namespace = dict(__name__=__name__, State=state.State, Node=state.Node, _view1=_view1,
-                     _view2=_view2, _view3=_view3)
+                     _view2=_view2)
     exec(compile(source, "<nncompress.model.packed: generated from state.FIELDS>", "exec"),
          namespace)
     return source, namespace["unpack"]
