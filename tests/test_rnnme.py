@@ -139,7 +139,7 @@ def test_node_probabilities_multiply_back_to_the_nibble_distribution():
         model.learn(byte)
     p16 = model.predict_high().copy()
     nodes = np.empty(16)
-    rnnme.node_probabilities(p16, nodes)
+    rnnme.node_probabilities(p16, nodes, np.empty(32))
     assert ((nodes[1:] > 0) & (nodes[1:] < 1)).all()
     assert nodes[1] == pytest.approx(p16[8:].sum() / p16.sum(), rel=1e-12)
     for v in range(16):

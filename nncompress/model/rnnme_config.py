@@ -193,7 +193,7 @@ def _shared_table(name, build, dtype):
 
 ARRAY_NAMES = ("cfg", "reg", "fp", "u1", "u2", "uw", "w", "vh", "bh", "vl", "bl", "me", "me_n",
                "me_rate", "hs", "hg", "hx", "act", "expt", "fh", "fbase_h", "fbase_l", "z", "ph",
-               "pl")
+               "pl", "scr", "scr64")
 # the optimiser's moments: output layer (outopt), then the network (opt, with W's block gradient)
 OUT_MOMENT_NAMES = ("mvh", "vvh", "mbh", "vbh", "mvl", "vvl", "mbl", "vbl")
 NET_MOMENT_NAMES = ("mu1", "vu1", "mu2", "vu2", "muw", "vuw", "mw", "vw", "gw")
@@ -264,6 +264,9 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
         z=np.zeros(16, dtype=dtype),
         ph=np.zeros(16, dtype=dtype),
         pl=np.zeros(16, dtype=dtype),
+        # scratch rows for the kernels (they allocate nothing: see jit.OPTIONS)
+        scr=np.zeros((8, max(32, h, MAX_FEATURES)), dtype=dtype),
+        scr64=np.zeros((2, 32), dtype=np.float64),
     )
     # Adam's moment estimates, one per weight (1-element placeholders under SGD); W's gradient
     # summed over a BPTT block

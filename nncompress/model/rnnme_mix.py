@@ -38,7 +38,7 @@ def expert_state(st):
     return (st.rn_cfg, st.rn_reg, st.rn_fp, st.rn_u1, st.rn_u2, st.rn_uw, st.rn_w, st.rn_vh,
             st.rn_bh, st.rn_vl, st.rn_bl, st.rn_me, st.rn_me_n, st.rn_me_rate, st.rn_hs,
             st.rn_hg, st.rn_hx, st.rn_act, st.rn_expt, st.rn_fh, st.rn_fbase_h, st.rn_fbase_l,
-            st.rn_z, st.rn_ph, st.rn_pl,
+            st.rn_z, st.rn_ph, st.rn_pl, st.rn_scr, st.rn_scr64,
             (st.rn_mvh, st.rn_vvh, st.rn_mbh, st.rn_vbh, st.rn_mvl, st.rn_vvl, st.rn_mbl,
              st.rn_vbl),
             (st.rn_mu1, st.rn_vu1, st.rn_mu2, st.rn_vu2, st.rn_muw, st.rn_vuw, st.rn_mw,
@@ -75,7 +75,7 @@ def predict_inputs(st, reg, node, col):
     elif top >= CONFIDENCE_1:
         confidence = 1
     code = best * 4 + confidence
-    mass = _subtree_masses(dist)
+    mass = _subtree_masses(dist, st.rn_scr64[0])
     two_inputs = st.cfg[C_RNNME_INPUTS] == 2
     stretch = st.stretch
     for j in range(1, 16):
@@ -92,9 +92,8 @@ def predict_inputs(st, reg, node, col):
 
 
 @kernel(inline=True)
-def _subtree_masses(dist):
+def _subtree_masses(dist, mass):
     """mass[j] = the probability under heap node j (leaves 16 + v), float64 in a fixed order."""
-    mass = np.empty(32)
     for v in range(16):
         mass[16 + v] = dist[v]
     for j in range(15, 0, -1):

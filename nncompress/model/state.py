@@ -298,6 +298,7 @@ FIELDS = (
     Field("rnn_s", "float64", lambda d: (d.bptt_rows, d.nh), "rnn", 0.1),
     Field("rnn_x", "int64", lambda d: (d.bptt_rows,), "rnn"),
     Field("rnn_g", "float64", lambda d: (d.bptt_rows, d.nh), "rnn"),
+    Field("rnn_delta", "float64", lambda d: (2, d.nh), "rnn", twin=False),  # bptt's scratch
     Field("rnn_lr", "float64", lambda d: (1,), "rnn", lambda d: d.params.rnn_lr_micro * 1e-6,
           twin=False),
     Field("sig", "float64", lambda d: (detmath.SIGMOID.shape[0],), "rnn",
