@@ -16,7 +16,7 @@ import nncompress
 from nncompress import api, errors
 from nncompress import format as fmt
 from nncompress.api import NNCompressor, NNDecompressor
-from nncompress.model.params import ModelParams
+from nncompress.model.params import ModelParams, fit_to_input
 from nncompress.model.predictor import Predictor
 from nncompress.presets import params_for_level
 
@@ -322,10 +322,14 @@ def test_list_streams_reads_the_header_fields():
     custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
     blob = nncompress.compress(b"abc", 3) + nncompress.compress(b"defg", params=custom)
     first, second = api.list_streams(io.BytesIO(blob))
-    assert (first.level, first.params, first.format_version) == (3, params_for_level(3), fmt.FORMAT_VERSION)
-    assert (second.level, second.params, second.format_version) == (None, custom, fmt.FORMAT_VERSION)
-    # framing intact, parameters not: named as a header problem
-    bad = fmt.Header(fmt.FORMAT_VERSION, 0, (1, 2, 3), 100).encode() + fmt.encode_end(0, 0)
+    # format 2 records the model fitted to the input's size (model.params.fit_to_input)
+    assert (first.level, first.params, first.format_version) == (
+        3, fit_to_input(params_for_level(3), 3), fmt.FORMAT_VERSION)
+    assert first.params != params_for_level(3)
+    assert (second.level, second.params, second.format_version) == (
+        None, fit_to_input(custom, 4), fmt.FORMAT_VERSION)
+    # framing intact, parameters not: named as a header problem (a format-1 stream)
+    bad = fmt.Header(1, 0, (1, 2, 3), 100).encode() + fmt.encode_end(0, 0)
     with pytest.raises(nncompress.NNCError) as refused:
         list(api.list_streams(io.BytesIO(bad)))
     assert str(refused.value) == "corrupt archive header: model parameter block is too short"
