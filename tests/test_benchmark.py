@@ -234,7 +234,7 @@ def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
     src.write_bytes(sample_text[:3000])
     assert tune.main(["--level", "1", f"{src}:1200", "--variant", "", "--variant", "mixer_lr=3"]) == 0
     table = capsys.readouterr().out.split("| variant |")[1].splitlines()
-    assert table[0].strip() == "sample.txt:1200 | KB/s | MiB |"
+    assert table[0].strip() == "sample.txt:1200 | KB/s | KB/CPU-s | MiB |"
     expected = {"base": params_for_level(1), "mixer_lr=3": tune.make_params(1, "mixer_lr=3")}
     assert expected["mixer_lr=3"].mixer_lr == 3 != expected["base"].mixer_lr
     for line in table[2:]:

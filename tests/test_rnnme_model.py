@@ -98,7 +98,7 @@ def test_expert_inside_context_mixing_round_trips_and_helps(sample_text):
 
 def test_expert_fields_off_leave_the_header_unchanged():
     """An archive without the expert carries no trace of its fields (old readers, golden files)."""
-    p = params_for_level(6)
+    p = params_for_level(1)  # every extension off
     assert p.rnnme_hidden == 0
     assert ModelParams.from_ints(p.to_ints()) == p
     names = ModelParams.extension_names()
