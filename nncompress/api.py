@@ -33,7 +33,8 @@ class NNCompressor:
     def __init__(self, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
                  block_size: int = fmt.DEFAULT_BLOCK_SIZE,
                  segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, progress=None,
-                 size: int | None = None, preset_id: int | None = None):
+                 size: int | None = None, preset_id: int | None = None, model: str | None = None):
+        params = model_params(model, params)
         # a fresh stream (an independent segment) every segment_size bytes; None: one stream
         self._segments = segments.SegmentedCompressor(preset, params, block_size, segment_size, progress,
                                                       size=size, preset_id=preset_id)
@@ -92,12 +93,28 @@ class NNDecompressor:
         return out
 
 
+def model_params(model: str | None, params: ModelParams | None) -> ModelParams | None:
+    """model (branch neural2): "cm" or None (the preset level's context mixing), or "rnnme[,...]"
+    (the RNNME expert alone, presets.parse_model); params, when given, overrides both."""
+    if model is None:
+        return params
+    from .presets import parse_model
+
+    chosen = parse_model(model)
+    if chosen is not None and params is not None:
+        raise ValueError("give either model or params, not both")
+    return chosen if chosen is not None else params
+
+
 def compress(data, preset: int = DEFAULT_LEVEL, *, params: ModelParams | None = None,
              block_size: int = fmt.DEFAULT_BLOCK_SIZE,
              segment_size: int | None = segments.DEFAULT_SEGMENT_SIZE, threads: int = 1,
-             client=None) -> bytes:
+             client=None, model: str | None = None) -> bytes:
     """threads: segments coded at once by local processes (0: all cores); client: a
-    distributed.Client whose workers code them instead.  Neither changes the bytes."""
+    distributed.Client whose workers code them instead.  Neither changes the bytes.
+    model: "cm" (default) or "rnnme" with options, e.g. "rnnme,hidden=32,me=22,orders=1-5"
+    (the RNNME expert alone; see presets.parse_model)."""
+    params = model_params(model, params)
     if threads != 1 or client is not None:
         from . import parallel
 

@@ -52,6 +52,7 @@ class Runner:
         self.args = args
         self.mode = args.mode or "compress"
         self.level = args.level or DEFAULT_LEVEL
+        self.params = getattr(args, "params", None)  # --model rnnme: the expert alone
         self.status = EXIT_OK
         self._announced_compile = False
         self._engine = None  # parallel.py engine, made on first use (a pool or a Dask client)
@@ -106,7 +107,7 @@ class Runner:
                 from .parallel import FilePrefetcher
 
                 self._prefetch = FilePrefetcher(self.engine(), files, self.mode, self.args.segment_size,
-                                                level=self.level)
+                                                level=self.level, params=self.params)
             for name in files:
                 shown = STDIN_NAME if name == "-" else name
                 try:
@@ -142,7 +143,8 @@ class Runner:
                 self._client = cluster.connect(address)
                 self._engine = cluster.DaskEngine(self._client)
             else:
-                workers = parallel.plan_workers(self.args.threads, params_for_level(self.level),
+                workers = parallel.plan_workers(self.args.threads,
+                                                self.params or params_for_level(self.level),
                                                 self.args.segment_size)
                 self._engine = parallel.LocalEngine(workers) if workers > 1 else False
         return self._engine or None
@@ -331,6 +333,7 @@ class Runner:
                     source = parallel.Prepended(data, source)
                 if self.mode == "compress":
                     return parallel.compress_stream(source, sink, engine, level=self.level,
+                                                    params=self.params,
                                                     segment_size=self.args.segment_size, progress=update,
                                                     size=self.declared_size(info))
                 return parallel.decompress_stream(source, sink, engine or parallel.SerialEngine(),
@@ -343,6 +346,8 @@ class Runner:
             if self.declared_size(info) is not None:  # a regular file: the model is sized to it
                 options["size"] = self.declared_size(info)
             with self.progress(size, os.path.basename(name)) as update:
+                if self.params is not None:
+                    options["params"] = self.params
                 compressor = NNCompressor(self.level, progress=update, **options)
                 while chunk := counted.read(READ_CHUNK):
                     out = compressor.compress(chunk)
@@ -422,9 +427,16 @@ def main(argv=None) -> int:
         if argv[0] in TOOLS:
             return run_tool(argv[0], argv[1:])
         argv = ALIASES[argv[0]] + argv[1:]
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.level is None:
         args.level = DEFAULT_LEVEL
+    try:  # branch neural2: --model (None: the level's context mixing)
+        from .presets import parse_model
+
+        args.params = parse_model(args.model)
+    except ValueError as exc:
+        parser.error(f"--model: {exc}")
     # SIGTERM (kill) and SIGHUP (terminal closed) clean up like Ctrl-C instead of leaving a
     # temporary file behind; a signal the caller set to be ignored stays ignored (nohup)
     previous = {}

@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"compression level, also -1 .. -9 (default {DEFAULT_LEVEL}); "
                              "higher is smaller and slower. Four models: 1-2, 3-5, 6-8 and 9 "
                              "(levels within a group are the same model)")
+    parser.add_argument("--model", default="cm", metavar="NAME[,OPT=V...]",
+                        help="cm: context mixing at the chosen level (default); rnnme: the RNNME "
+                             "network alone, options hidden=64, me=24 (direct-connection table, "
+                             "2^me weights), orders=1-6, word=1, bptt=8, e.g. "
+                             "--model=rnnme,hidden=32,me=22")
     parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
     add_parallel_options(parser)
     parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")
@@ -86,7 +91,7 @@ def add_parallel_options(parser) -> None:
         "Input is cut into independent segments (a fresh model each, a small cost in size), so "
         "segments can be coded at once and read back from any segment's start; inputs up to one "
         "segment are unaffected.  The archive does not depend on -T or --cluster.  Memory: each "
-        "worker holds one model (about 34 MiB at -1, 126 MiB at -6, 470 MiB at -9) plus about 3 "
+        "worker holds one model (about 34 MiB at -1, 349 MiB at -6, about 600 MiB at -9) plus about 3 "
         "segments, plus ~150 MiB; -T is lowered to what the available memory holds.")
     group.add_argument("-T", "--threads", type=int, default=1, metavar="N",
                        help="work on N segments at once in N processes, both ways (0: one per core; "

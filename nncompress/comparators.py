@@ -158,6 +158,16 @@ def nncompress_comparator(level: int) -> Comparator:
                       version=f"nncompress {__version__} (format {FORMAT_VERSION})")
 
 
+def nncompress_model_comparator(model: str) -> Comparator:
+    """branch neural2: nncompress with another model than the levels' context mixing, e.g. the
+    RNNME network alone ("rnnme", `nncompress --model rnnme`)."""
+    from . import FORMAT_VERSION, __version__
+
+    return Comparator(f"nnc-{model.split(',')[0]}", f"nncompress --model {model}",
+                      {"type": "nncompress", "level": 0, "model": model},
+                      version=f"nncompress {__version__} (format {FORMAT_VERSION})")
+
+
 def select_comparators(names: str | list[str] | None = None) -> list[Comparator]:
     """Comparators by name, in the order asked (None or 'all': every known one, in the table's
     order); aliases expand to their members; unavailable ones carry a note saying why."""
@@ -204,5 +214,6 @@ def parse_levels(text: str | None) -> list[int]:
     return levels
 
 
-__all__ = ["Comparator", "python_codec", "select_comparators", "nncompress_comparator", "reference_codecs",
+__all__ = ["Comparator", "python_codec", "select_comparators", "nncompress_comparator",
+           "nncompress_model_comparator", "reference_codecs",
            "parse_levels", "dist_version", "ALL_KEYS", "ALIASES", "PYTHON", "EXTERNAL", "PPMD_MEM"]

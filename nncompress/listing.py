@@ -29,6 +29,7 @@ def list_archives(runner, files) -> None:
                         "bpc": (round(8 * s.compressed_size / s.uncompressed_size, 4)
                                 if s.uncompressed_size else None),
                         "level": s.level,
+                        "model": "rnnme" if s.params.rnnme_pure else "cm",  # branch neural2
                         "format_version": s.format_version,
                         "preset": s.preset,
                         "blocks": s.blocks,
@@ -72,7 +73,8 @@ def format_listing(rows, as_json: bool) -> str:
                      f"{version:>7}  {name}")
 
     for row in rows:
-        line(row["compressed"], row["uncompressed"], str(row["level"] or "custom"),
+        level = row["level"] or ("rnnme" if row.get("model") == "rnnme" else "custom")
+        line(row["compressed"], row["uncompressed"], str(level),
              row["format_version"], row["file"])
     if len(rows) > 1:
         files = len({row["file"] for row in rows})

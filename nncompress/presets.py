@@ -70,6 +70,67 @@ _STRONG = ModelParams(**dict(
     table_bits=24, history_bits=24, match_bits=22))
 
 
+# ---- round 3 (issues 11 and 12): new presets, registered under new ids below ------------------
+
+# Levels 3-5: round 2's, with the contexts' mixer weights starting at 1 in all
+_MEDIUM_R3 = ModelParams(**dict(_MEDIUM.__dict__, mixer_init=16))
+
+# Level 9's 20 contexts (orders, words, sparse, column, character classes)
+_TWENTY = (C.ORDER1, C.ORDER2, C.ORDER3, C.ORDER4, C.ORDER5, C.ORDER6, C.ORDER8, C.WORD,
+           C.WORD_BIGRAM, C.SPARSE_SKIP1, C.SPARSE_GAP, C.COLUMN, C.WORD_ORDER1,
+           C.WORD_TRIGRAM, C.WORD_SKIP, C.CLASS_MASK, C.CLASS_MASK8, C.CLASS_RUNS,
+           C.CLASS_RUNS_ORDER1, C.WORD_CLASS_RUNS)
+
+# Round 3 (bench/TUNING.md): a run input per context (the byte last seen there and its run
+# length), the contexts' mixer weights starting at 1 in all (not 1/4 each: with 20 contexts the
+# old start cost small files up to 0.1 bpc), and a repeat of 16 bytes or more survives a mismatch
+_ROUND3 = dict(run_inputs=1, mixer_init=16, match_recover=16)
+
+# Level 9's contexts with 3 inputs and a run input each, 8 MiB per context table, 7 mixers (as
+# level 9), 16 recurrent units: stronger than round 2's level 9 on every shared file, at about
+# round 2's level-9 speed (bench/TUNING.md, round 3); ~349 MiB
+_DEFAULT_R3 = ModelParams(**dict(
+    _COMMON, **_ROUND3,
+    contexts=_TWENTY,
+    mixer_lr_decay=128, ctx_inputs=3,
+    mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
+    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
+    table_bits=23, history_bits=24, match_bits=20))
+
+# 20 contexts with 3 inputs and a run input each, 16 MiB per context table, 7 mixers (level 6's
+# and the recurrent-state signs: all but byte 2 back), the mixer boost halved after 128 updates;
+# ~570 MiB
+_STRONG_CM_R3 = ModelParams(**dict(
+    _COMMON, **_ROUND3,
+    contexts=_TWENTY,
+    mixer_lr_decay=128, ctx_inputs=3,
+    mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
+    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
+    table_bits=24, history_bits=24, match_bits=22))
+
+
+# Level 9: the above with the RNNME expert (16 units, 2^22 direct-connection weights = 16 MiB,
+# byte orders 1-6 and the word): one mixer input per node, a mixer selected by its expected
+# nibble, an APM on it at weight 4/16.  bench/NEURAL.md: 0.005-0.008 bpc on every English file
+# (the same with 4 units: the direct connections carry it), about 1/3 slower.
+_STRONG_R3 = ModelParams(**dict(
+    _STRONG_CM_R3.__dict__,
+    mixer_select=_STRONG_CM_R3.mixer_select | selector_mask(S.RNNME),
+    rnnme_inputs=1, rnnme_apm_weight=4,
+    rnnme_hidden=16, rnnme_bptt=8, rnnme_me_bits=22,
+    rnnme_features=0b111111 | 1 << 8,  # orders 1-6 and the current word (rnnme_config.features_mask)
+    rnnme_lr_micro=2000, rnnme_lr_min_micro=300, rnnme_lr_half=100000))
+
+
+# Level 6 (the default) must stay at 50 KB/s or more (issues 11, 12), and the twenty contexts of
+# _DEFAULT_R3 cost half of that speed.  So level 6 is round 2's level 6 with round 3's two free
+# changes (mixer weights starting at 1 in all over the contexts, match recovery: -0.002 bpc at the
+# same speed), level 7 adds the run inputs (-0.010 to -0.019 bpc, ~15 % slower), and levels 8/9
+# are the twenty-context models (bench/TUNING.md, round 3).
+_DEFAULT_FAST_R3 = ModelParams(**dict(_DEFAULT.__dict__, mixer_init=16, match_recover=16))
+_DEFAULT_RUNS_R3 = ModelParams(**dict(_DEFAULT_FAST_R3.__dict__, run_inputs=1))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -82,6 +143,12 @@ PRESETS = {
     3: Preset(3, _MEDIUM), 4: Preset(4, _MEDIUM), 5: Preset(5, _MEDIUM),
     6: Preset(6, _DEFAULT), 7: Preset(7, _DEFAULT), 8: Preset(8, _DEFAULT),
     9: Preset(9, _STRONG),
+    # round 3 (issues 11, 12): levels 1 and 2 unchanged
+    10: Preset(3, _MEDIUM_R3), 11: Preset(4, _MEDIUM_R3), 12: Preset(5, _MEDIUM_R3),
+    13: Preset(6, _DEFAULT_R3), 14: Preset(7, _DEFAULT_R3), 15: Preset(8, _DEFAULT_R3),
+    16: Preset(9, _STRONG_R3),
+    # round 3, speed: level 6 back at round 2's cost, level 7 between it and level 8
+    17: Preset(6, _DEFAULT_FAST_R3), 18: Preset(7, _DEFAULT_RUNS_R3),
 }
 
 # Each level is the newest preset registered for it.
@@ -123,3 +190,62 @@ def header_level(header) -> int | None:
         preset = PRESETS.get(header.preset)
         return preset.level if preset is not None else None
     return header.level or None
+
+
+# ---- branch neural2: the RNNME expert -----------------------------------------------------------
+
+MODELS = ("cm", "rnnme")  # the CLI's --model: context mixing (the levels), or the RNNME expert alone
+
+# the pure RNNME compressor's defaults (bench/NEURAL.md: H 64, 2^24 direct-connection weights,
+# byte orders 1-6 and the current word)
+RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8)
+
+
+def rnnme_fields(hidden: int = 16, me_bits: int = 22, orders=(1, 2, 3, 4, 5, 6), word: int = 1,
+                 bptt: int = 8) -> dict:
+    """The ModelParams fields of an RNNME expert (learning rates as measured in bench/NEURAL.md)."""
+    from .model.rnnme_config import features_mask
+
+    return dict(rnnme_hidden=hidden, rnnme_bptt=bptt, rnnme_me_bits=me_bits,
+                rnnme_features=features_mask(tuple(orders), word), rnnme_lr_micro=2000,
+                rnnme_lr_min_micro=300, rnnme_lr_half=100000)
+
+
+def rnnme_params(**options) -> ModelParams:
+    """The pure RNNME compressor (no context mixing): RNNME_DEFAULTS updated by options (hidden,
+    me_bits, orders, word, bptt).  The context-mixing part is left at its smallest sizes, unused."""
+    settings = dict(RNNME_DEFAULTS)
+    unknown = set(options) - set(settings)
+    if unknown:
+        raise ValueError(f"unknown RNNME option(s): {', '.join(sorted(unknown))}")
+    settings.update(options)
+    if not all(1 <= order <= 8 for order in settings["orders"]):
+        raise ValueError("RNNME orders must be in 1..8")
+    return ModelParams(contexts=(C.ORDER1,), table_bits=12, match_min=0, match_bits=10,
+                       history_bits=10, rnn_hidden=0, mixer_select=1,
+                       rnnme_pure=1, **rnnme_fields(**settings)).validate()
+
+
+def parse_model(spec: str) -> ModelParams | None:
+    """--model: "cm" (None: the level decides) or "rnnme[,hidden=N][,me_bits=N][,orders=1-6]
+    [,word=0|1|2][,bptt=N]" (xz-style options after the model's name)."""
+    name, *options = spec.split(",")
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODELS)})")
+    if name == "cm":
+        if options:
+            raise ValueError("the cm model takes no options (use the level)")
+        return None
+    settings = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        if not sep:
+            raise ValueError(f"RNNME option {option!r} is not key=value")
+        if key == "orders":
+            lo, _, hi = value.partition("-")
+            settings[key] = tuple(range(int(lo), int(hi or lo) + 1))
+        elif key == "me":
+            settings["me_bits"] = int(value)
+        else:
+            settings[key] = int(value)
+    return rnnme_params(**settings)

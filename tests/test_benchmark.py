@@ -234,7 +234,7 @@ def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
     src.write_bytes(sample_text[:3000])
     assert tune.main(["--level", "1", f"{src}:1200", "--variant", "", "--variant", "mixer_lr=3"]) == 0
     table = capsys.readouterr().out.split("| variant |")[1].splitlines()
-    assert table[0].strip() == "sample.txt:1200 | KB/s | MiB |"
+    assert table[0].strip() == "sample.txt:1200 | KB/s | KB/CPU-s | MiB |"
     expected = {"base": params_for_level(1), "mixer_lr=3": tune.make_params(1, "mixer_lr=3")}
     assert expected["mixer_lr=3"].mixer_lr == 3 != expected["base"].mixer_lr
     for line in table[2:]:
@@ -244,3 +244,14 @@ def test_tune_script_rows_are_code_lengths(sample_text, tmp_path, capsys):
     with pytest.raises(ValueError, match="NAME=VALUE"):
         tune.parse_overrides("no_such_field=1")
     assert tune.main([str(tmp_path / "missing.txt")]) == 1
+
+
+def test_rnnme_model_row(tiny_files, tmp_path):
+    """branch neural2: --models cm,rnnme adds a row for the RNNME network alone, round-tripped."""
+    out = tmp_path / "r.json"
+    assert benchmark.main([str(tiny_files[0]), "--with", "none", "--levels", "1", "--models",
+                           "cm,rnnme", "--min-time", "0", "--json", str(out), "-q"]) == 0
+    rows = json.loads(out.read_text())["results"]
+    assert [r["compressor"] for r in rows] == ["nnc-1", "nnc-rnnme"]
+    assert all(r["roundtrip"] == "ok" and r["error"] is None for r in rows)
+    assert benchmark.main([str(tiny_files[0]), "--models", "lstm", "-q"]) == 1

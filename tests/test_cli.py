@@ -6,6 +6,7 @@ import pytest
 
 import nncompress
 from nncompress.cli import main
+from nncompress.presets import LEVEL_PRESET
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def test_output_option_and_levels(text_file, tmp_path):
     assert main(["-9", "-o", str(out), str(text_file)]) == 0
     from nncompress.format import parse_header
 
-    assert parse_header(out.read_bytes())[0].preset == 9
+    assert parse_header(out.read_bytes())[0].preset == LEVEL_PRESET[9]
 
 
 def test_alias_subcommands(text_file, tmp_path):

@@ -18,7 +18,12 @@ SCRIPT = """
 import sys, nncompress
 mode, src, dst, level = sys.argv[1:5]
 data = open(src, 'rb').read()
-out = nncompress.compress(data, int(level)) if mode == 'c' else nncompress.decompress(data)
+if mode == 'd':
+    out = nncompress.decompress(data)
+elif level == 'rnnme':  # branch neural2: the RNNME expert alone
+    out = nncompress.compress(data, model='rnnme,hidden=16,me=18')
+else:
+    out = nncompress.compress(data, int(level))
 open(dst, 'wb').write(out)
 """
 
@@ -37,7 +42,7 @@ for level in map(int, sys.argv[2:]):
     floats = hashlib.sha256()
     arrays = predictor._arrays
     for name in sorted(arrays):
-        if arrays[name].dtype == np.float64:
+        if arrays[name].dtype in (np.float64, np.float32):  # float32: the RNNME expert
             floats.update(name.encode() + arrays[name].tobytes())
     print(level, predictions.hexdigest(), floats.hexdigest())
 """
@@ -58,7 +63,7 @@ def run_with_target(generic_cache, *args, script=SCRIPT):
                           timeout=900, capture_output=True, text=True).stdout
 
 
-@pytest.mark.parametrize("level", [1, 6, 9])
+@pytest.mark.parametrize("level", [1, 6, 9, "rnnme"])  # 9 and rnnme: the RNNME expert (neural2)
 def test_generic_and_host_targets_interoperate(tmp_path, sample_text, generic_cache, level):
     src = tmp_path / "input"
     src.write_bytes(sample_text[:8000] + bytes(range(256)))

@@ -1,5 +1,5 @@
 """Golden archives: committed .nnc files must decode byte for byte, and compressing their inputs
-today must reproduce them exactly.
+today with the parameters they recorded must reproduce them exactly.
 
 A failure here means the bytes nncompress writes have changed (model, presets, coder or format).
 Either that is a bug, or it is deliberate: then the change needs a new format version or a new

@@ -24,6 +24,16 @@ FROZEN = {
     7: "1f93d0a188041a3e",
     8: "db9e3e98063ed2f3",
     9: "3514026aca0ad3db",
+    # round 3: levels 3-9 (issues 11, 12)
+    10: "088904c1238226dc",
+    11: "45bdbdd02debc8d4",
+    12: "63edacb98a050a73",
+    13: "594e53e16167f2be",
+    14: "bfa00797058c31c9",
+    15: "ed2142385a2f0430",
+    16: "0cba469644d8364b",
+    17: "5500b87dd2173dda",
+    18: "c10d595af7d07150",
 }
 
 
@@ -83,8 +93,11 @@ def test_fit_to_input_only_lowers_size_fields(level):
             # still room for the whole input: 2^bits > size << headroom (or the field's minimum)
             assert getattr(fitted, rule.field) in (getattr(params, rule.field), rule.minimum) or \
                 1 << getattr(fitted, rule.field) > size << rule.headroom
-    # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9)
-    assert model_memory(fit_to_input(params, 4096)) <= 120 << 20
+    # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9).  Most
+    # of what is left is mixer rows that a small input never touches (they start at zero, on
+    # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
+    fitted = model_memory(fit_to_input(params, 4096))
+    assert fitted <= 160 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

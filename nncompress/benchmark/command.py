@@ -6,8 +6,9 @@ import argparse
 import sys
 
 from .. import corpora
+from ..comparators import (ALL_KEYS, nncompress_comparator, nncompress_model_comparator,
+                           parse_levels, select_comparators)
 from ..errors import NNCError
-from ..comparators import ALL_KEYS, nncompress_comparator, parse_levels, select_comparators
 from ..plotting import PlotUnavailable, require_matplotlib
 from .measurement import DEFAULT_TIMEOUT, run, system_info
 from .report import METHOD, files_label, format_text, write_outputs
@@ -32,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"comma-separated comparators (default all): {', '.join(ALL_KEYS)}; "
                              "aliases zlib, bz2, lzma, zstd, ppmd, zpaq, paq; 'none' for nncompress only")
     parser.add_argument("--levels", default="6", help="nncompress levels, e.g. 1,6,9 (default 6; 'none' to skip)")
+    parser.add_argument("--models", default="cm",
+                        help="nncompress models: cm (the levels) and/or rnnme (the RNNME network "
+                             "alone, a row of its own), e.g. cm,rnnme (default cm)")
     parser.add_argument("--corpora", metavar="DIR",
                         help=f"folder holding the corpus files (else ${corpora.ENV}, else the cache "
                              "'nncompress bench fetch' writes to)")
@@ -74,7 +78,14 @@ def main(argv=None) -> int:
         if args.plot:
             require_matplotlib()
         comparators = select_comparators(args.with_)
-        comparators += [nncompress_comparator(level) for level in parse_levels(args.levels)]
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        unknown = set(models) - {"cm", "rnnme"}
+        if unknown:
+            raise ValueError(f"unknown model(s) {', '.join(sorted(unknown))} (cm, rnnme)")
+        if "cm" in models:
+            comparators += [nncompress_comparator(level) for level in parse_levels(args.levels)]
+        if "rnnme" in models:
+            comparators.append(nncompress_model_comparator("rnnme"))
         files, groups = bench_files(args.targets or ["canterbury"], args.corpora)
     except (ValueError, corpora.CorpusError, PlotUnavailable) as exc:
         print(f"nncompress bench: {exc}", file=sys.stderr)

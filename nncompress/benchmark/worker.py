@@ -24,13 +24,15 @@ MAX_REPS = 25
 WARMUP_TEXT = b"nncompress warm-up: compile or load the numba kernels before timing. " * 4
 
 
-def _nncompress_codec(level: int, result: dict):
+def _nncompress_codec(level: int, result: dict, model: str | None = None):
     import nncompress
 
+    options = {"model": model} if model else {}  # branch neural2: --model rnnme
+    level = level or nncompress.DEFAULT_LEVEL
     t0 = time.perf_counter()
-    nncompress.decompress(nncompress.compress(WARMUP_TEXT, level))
+    nncompress.decompress(nncompress.compress(WARMUP_TEXT, level, **options))
     result["warmup_s"] = time.perf_counter() - t0
-    return (lambda d: nncompress.compress(d, level)), nncompress.decompress
+    return (lambda d: nncompress.compress(d, level, **options)), nncompress.decompress
 
 
 def _run_external(spec: dict, request: dict, op: str, min_time: float, max_reps: int) -> list[float]:
@@ -57,7 +59,7 @@ def measure_one(request: dict) -> dict:
     result: dict = {"warmup_s": None}
     external = spec["type"] == "external"
     if spec["type"] == "nncompress":
-        funcs = _nncompress_codec(spec["level"], result)
+        funcs = _nncompress_codec(spec["level"], result, spec.get("model"))
     elif not external:
         funcs = python_codec(spec["codec"], spec.get("args", {}))
     result["baseline_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -15,6 +15,10 @@ from __future__ import annotations
 from .contexts import hash2
 from .jit import kernel
 from .state import C_APM_RATE, C_APM_W, R_C4
+from .match import match_bucket  # strength (issue 12)
+from .state import (C_APM_CHAIN, C_APM_CHAIN_W, CHAIN_MATCH, CHAIN_ORDER3, CHAIN_ORDER4,  # strength
+                    CHAIN_WORD, R_MATCH_BYTE, R_MATCH_LEN, R_NIBBLE, R_HI, R_WORD)
+from .tree import expected_bit_of  # strength (issue 12)
 from .tree import path_node
 
 
@@ -79,7 +83,83 @@ def refine(st, reg, node):
             p = 1
         elif p > 4095:
             p = 4095
+        if cfg[C_APM_CHAIN] != 0:  # strength (issue 12)
+            p = chain_refine(st, reg, node, j, c0, sx, p)
         node.node_p[j] = p
+
+
+# ---- strength (issue 12): the SSE chain -------------------------------------------------------
+# Up to four more APMs on the mixer's output (rows: a hash of order 3 / the match state / the
+# current word / a hash of order 4, each with the partial byte); their average takes
+# apm_chain_weight/16 of the final probability.
+
+@kernel(inline=True)
+def chain_row(st, reg, which, j, c0):
+    c4 = reg[R_C4]
+    if which == CHAIN_ORDER3:
+        return hash2(c0 + 0x300, c4 & 0xFFFFFF) & (st.apm_o3.shape[0] - 1)
+    if which == CHAIN_MATCH:
+        mlen = reg[R_MATCH_LEN]
+        eb = -1
+        if mlen > 0:
+            eb = expected_bit_of(reg[R_MATCH_BYTE], reg[R_NIBBLE], reg[R_HI], j)
+        return ((match_bucket(mlen) * 3 + eb + 1) << 8) | c0
+    if which == CHAIN_WORD:
+        return hash2(c0 + 0x500, reg[R_WORD] + (c4 & 0xFF) * 0x10000 + 1) & (st.apm_word.shape[0] - 1)
+    return hash2(c0 + 0x400, c4) & (st.apm_o4.shape[0] - 1)  # CHAIN_ORDER4
+
+
+@kernel
+def chain_refine(st, reg, node, j, c0, sx, p):
+    chain = st.cfg[C_APM_CHAIN]
+    total = 0
+    count = 0
+    for k in range(4):
+        which = 1 << k
+        if chain & which:
+            if which == CHAIN_ORDER3:
+                table = st.apm_o3
+            elif which == CHAIN_MATCH:
+                table = st.apm_match
+            elif which == CHAIN_WORD:
+                table = st.apm_word
+            else:
+                table = st.apm_o4
+            row = chain_row(st, reg, which, j, c0)
+            pk, lo, w = apm_predict(table, row, sx)
+            node.node_chain[j, 3 * k] = row
+            node.node_chain[j, 3 * k + 1] = lo
+            node.node_chain[j, 3 * k + 2] = w
+            total += pk
+            count += 1
+    cw = st.cfg[C_APM_CHAIN_W]
+    q = (p * (16 - cw) + (total // count) * cw + 8) >> 4
+    if q < 1:
+        q = 1
+    elif q > 4095:
+        q = 4095
+    return q
+
+
+@kernel
+def chain_learn(st, value):
+    chain = st.cfg[C_APM_CHAIN]
+    a = st.node.node_chain
+    rate = st.cfg[C_APM_RATE]
+    for d in range(4):
+        j, bit = path_node(value, d)
+        for k in range(4):
+            which = 1 << k
+            if chain & which:
+                if which == CHAIN_ORDER3:
+                    table = st.apm_o3
+                elif which == CHAIN_MATCH:
+                    table = st.apm_match
+                elif which == CHAIN_WORD:
+                    table = st.apm_word
+                else:
+                    table = st.apm_o4
+                apm_update(table, a[j, 3 * k], a[j, 3 * k + 1], a[j, 3 * k + 2], bit, rate)
 
 
 @kernel
@@ -91,3 +171,5 @@ def learn(st, value):
         j, bit = path_node(value, d)
         apm_update(st.apm1, a[j, 5], a[j, 0], a[j, 1], bit, rate)
         apm_update(st.apm2, a[j, 2], a[j, 3], a[j, 4], bit, rate)
+    if st.cfg[C_APM_CHAIN] != 0:  # strength (issue 12)
+        chain_learn(st, value)

@@ -12,6 +12,7 @@ from .kinds import CharClass, Context
 from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CLASSES, R_COLUMN,
                     R_LINE_START, R_POS, R_PREV_LINE_START, R_WORD, R_WORD1, R_WORD2,
                     R_WORD_PREFIX)
+from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -108,9 +109,38 @@ def byte_context_hashes(st):
             h = hash2(kind, reg[R_CLASS_RUNS])
         elif kind == Context.CLASS_RUNS_ORDER1:
             h = hash2(hash2(kind, reg[R_CLASS_RUNS] & 0x3FFFF), c4 & 0xFF)
-        else:  # Context.WORD_CLASS_RUNS
+        elif kind == Context.WORD_CLASS_RUNS:
             h = hash2(hash2(kind, reg[R_CLASS_RUNS] & 0xFFF), reg[R_WORD])
+        elif kind == Context.SENTENCE_WORD:  # strength (issue 12)
+            h = hash2(hash2(kind, reg[R_SENTENCE_WORDS] | (reg[R_CAPS] << 4)
+                            | (reg[R_WORD_CAP] << 8)), reg[R_WORD])
+        else:  # Context.NESTING_WORD (strength, issue 12)
+            h = hash2(hash2(kind, reg[R_NEST] | ((c4 & 0xFF) << 8)), reg[R_WORD])
         st.ctx_hash[i] = h
+
+
+@kernel(inline=True)
+def text_structure(reg, byte):
+    """strength (issue 12): sentence ends and bracket/quote nesting after `byte`."""
+    if byte == 46 or byte == 33 or byte == 63:  # . ! ?
+        reg[R_SENTENCE_WORDS] = 0
+    nest = reg[R_NEST]
+    paren = nest & 3
+    square = (nest >> 2) & 3
+    quote = (nest >> 4) & 1
+    if byte == 40 and paren < 3:
+        paren += 1
+    elif byte == 41 and paren > 0:
+        paren -= 1
+    elif (byte == 91 or byte == 123) and square < 3:
+        square += 1
+    elif (byte == 93 or byte == 125) and square > 0:
+        square -= 1
+    elif byte == 34:
+        quote ^= 1
+    elif byte == 10 and (reg[R_C4] >> 8) & 0xFF == 10:  # a blank line closes everything
+        paren, square, quote = 0, 0, 0
+    reg[R_NEST] = paren | (square << 2) | (quote << 4)
 
 
 @kernel
@@ -134,11 +164,17 @@ def append_byte(st, byte):
     if (97 <= c <= 122) or c >= 128:
         if reg[R_WORD] == 0:
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
+            reg[R_WORD_CAP] = 1 if 65 <= byte <= 90 else 0  # strength (issue 12)
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
     elif reg[R_WORD] != 0:
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
+        # strength (issue 12): sentence position and capitalisation
+        reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
+        reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
+        reg[R_WORD_CAP] = 0
+    text_structure(reg, byte)
     cls = byte_class(byte)
     if (reg[R_CLASSES] & 7) != cls or pos == 1:
         reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF

@@ -45,6 +45,9 @@ class Context(IntEnum):
     CLASS_RUNS = 49  # classes of the last ten runs of same-class bytes
     CLASS_RUNS_ORDER1 = 50  # classes of the last six runs of same-class bytes + previous byte
     WORD_CLASS_RUNS = 51  # current partial word + classes of the last four runs
+    # strength (issue 12): text structure
+    SENTENCE_WORD = 52  # current word + words since the sentence began + capitalisation of the last words
+    NESTING_WORD = 53  # current word + bracket/quote nesting + previous byte
 
 
 MAX_ORDER = 16
@@ -63,6 +66,8 @@ class Selector(IntEnum):
     BYTE2 = 5  # the byte two back x partial byte
     CLASSES = 6  # character classes of the last three bytes x partial byte
     CLASS_RUNS = 7  # classes of the last three same-class runs x partial byte
+    # branch neural2: the RNNME expert's most likely nibble x its confidence (4) x partial byte
+    RNNME = 8
 
 
 # weight rows each selector chooses among (SEEN: up to 32 contexts + 1 counts x 32 nodes)
@@ -75,6 +80,7 @@ SELECTOR_ROWS = {
     Selector.BYTE2: 1 << 16,
     Selector.CLASSES: 1 << 17,
     Selector.CLASS_RUNS: 1 << 17,
+    Selector.RNNME: 64 << 8,  # branch neural2
 }
 MAX_SELECTORS = len(Selector)
 

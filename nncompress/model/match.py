@@ -9,7 +9,8 @@ from .jit import kernel
 from .histories import counter_update
 from .state import (C_HIST_BITS, C_MATCH_BITS, C_MATCH_MIN, R_HI, R_MATCH_BYTE, R_MATCH_LEN,
                     R_MATCH_PTR, R_NIBBLE, R_POS)
-from .tree import path_node
+from .state import C_MATCH_RECOVER  # strength (issue 12)
+from .tree import expected_bit_of, path_node
 
 CONFIDENCE_LIMIT = 1023  # count limit of the confidence map
 VERIFY_LIMIT = 32  # bytes compared backwards to verify a candidate (the hash may collide)
@@ -29,16 +30,7 @@ def expected_bit(reg, nibble, hi, j):
     else -1."""
     if reg[R_MATCH_LEN] == 0:
         return -1
-    mb = reg[R_MATCH_BYTE]
-    if nibble == 1 and (mb >> 4) != hi:
-        return -1
-    d = 0
-    while (j >> (d + 1)) != 0:
-        d += 1
-    half = mb & 15 if nibble == 1 else mb >> 4
-    if (half >> (4 - d)) != j - (1 << d):
-        return -1
-    return (half >> (3 - d)) & 1
+    return expected_bit_of(reg[R_MATCH_BYTE], nibble, hi, j)
 
 
 @kernel
@@ -70,12 +62,21 @@ def learn(st, value):
 
 @kernel
 def update(st, byte):
-    """After `byte` was appended to the history: extend the current repeat or look one up."""
+    """After `byte` was appended to the history: extend the current repeat or look one up.
+
+    With match_recover (strength, issue 12) a repeat of at least that length survives a
+    mismatch: it goes on at length 1, below match_min, so the lengths under match_min (which a
+    fresh repeat never has) mean "recovering" and get their own confidences; a verified fresh
+    candidate replaces a recovering repeat."""
     cfg, reg, hist = st.cfg, st.reg, st.hist
     mmin = cfg[C_MATCH_MIN]
+    recover = cfg[C_MATCH_RECOVER]
     if reg[R_MATCH_LEN] > 0:
         if reg[R_MATCH_BYTE] == byte:
             reg[R_MATCH_LEN] += 1 if reg[R_MATCH_LEN] < 65535 else 0
+            reg[R_MATCH_PTR] += 1
+        elif recover > 0 and reg[R_MATCH_LEN] >= recover:
+            reg[R_MATCH_LEN] = 1
             reg[R_MATCH_PTR] += 1
         else:
             reg[R_MATCH_LEN] = 0
@@ -87,7 +88,7 @@ def update(st, byte):
     for k in range(mmin):
         h = hash2(h, hist[(pos - 1 - k) & hmask])
     h &= (1 << cfg[C_MATCH_BITS]) - 1
-    if reg[R_MATCH_LEN] == 0:
+    if reg[R_MATCH_LEN] < mmin:  # none, or recovering (only with match_recover)
         cand = st.match_table[h]
         if cand > 0 and pos - cand < hmask:
             length = 0

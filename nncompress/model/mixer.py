@@ -17,6 +17,7 @@ from __future__ import annotations
 from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
+from .state import C_MIXER_INIT, C_RUN_INPUTS  # strength (issue 12)
 from .state import (C_CTX_INPUTS, C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NCTX,
                     C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
                     R_NIBBLE)
@@ -38,14 +39,20 @@ INITIAL_WEIGHT = (1 << 16) // 4
 
 
 @kernel(inline=True)
-def initial_row(mixw, row, ninputs, context_inputs, per_context):
-    """1/4 on the first input of each context and on every shared input, 0 elsewhere."""
+def initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end):
+    """context_weight on the first input of each context (1/4, or mixer_init/16 shared by all the
+    contexts), 1/4 on every shared input, 0 elsewhere (the run inputs, after order 0, included)."""
     for i in range(ninputs):
-        mixw[row, i] = INITIAL_WEIGHT if i >= context_inputs or i % per_context == 0 else 0
+        if i < context_inputs:
+            mixw[row, i] = context_weight if i % per_context == 0 else 0
+        elif context_inputs < i < runs_end:
+            mixw[row, i] = 0
+        else:
+            mixw[row, i] = INITIAL_WEIGHT
 
 
 @kernel(inline=True)
-def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
+def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
     """The weight row (within its selector's block) that selector `kind` picks at node j."""
     if kind == Selector.PARTIAL_BYTE:
         return c0
@@ -62,6 +69,8 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern):
         return (((reg[R_C4] >> 8) & 0xFF) << 8) | c0
     if kind == Selector.CLASSES:
         return ((reg[R_CLASSES] & 0x1FF) << 8) | c0
+    if kind == Selector.RNNME:  # branch neural2: the RNNME expert's expected nibble x confidence
+        return (rnnme_code << 8) | c0
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 
@@ -78,16 +87,20 @@ def predict(st, reg, node, rnn_pattern):
     mixn = st.mixn
     per_context = cfg[C_CTX_INPUTS]
     context_inputs = cfg[C_NCTX] * per_context
+    context_weight = INITIAL_WEIGHT
+    if cfg[C_MIXER_INIT] > 0:  # strength (issue 12): mixer_init/16 in all over the contexts
+        context_weight = ((1 << 16) * cfg[C_MIXER_INIT]) // (16 * cfg[C_NCTX])
+    runs_end = context_inputs + 1 + (cfg[C_NCTX] if cfg[C_RUN_INPUTS] > 0 else 0)
     for j in range(1, 16):
         c0 = node.node_c0[j]
         fdot = 0
         for m in range(nsel):
             row = selector_row(cfg[C_SEL_KIND + m], reg, nibble, j, c0, node.node_seen[j],
-                               node.node_eb[j], rnn_pattern)
+                               node.node_eb[j], rnn_pattern, node.node_rn_code[j])
             row += cfg[C_SEL_BASE + m]
             node_row[j, m] = row
             if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
-                initial_row(mixw, row, ninputs, context_inputs, per_context)
+                initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end)
             dot = 0
             for i in range(ninputs):
                 dot += mixw[row, i] * inputs[j, i]

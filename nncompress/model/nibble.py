@@ -19,11 +19,14 @@ calls), `predict_known` (a run of known nibbles, what the encoder calls) and `pe
 
 from __future__ import annotations
 
-from . import apm, contexts, histories, match, mixer, rnn
+from . import apm, contexts, histories, match, mixer, rnn, rnnme_mix
+from . import runs  # strength (issue 12)
 from .contexts import hash2
 from .jit import kernel
 from .packed import unpack
 from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
+from .state import C_RNNME_APM_W, C_RNNME_H, C_RNNME_INPUTS, C_RNNME_PURE  # branch neural2
+from .state import C_RUN_INPUTS  # strength (issue 12)
 from .tree import node_c0
 
 
@@ -42,6 +45,10 @@ def predict_nibble(st, reg, tables, slots, node, out):
         node.node_c0[j] = node_c0(nibble, hi, j)
     histories.predict_inputs(st, tables, slots, node)
     col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
+    # strength (issue 12): the run inputs, one per context
+    if cfg[C_RUN_INPUTS] > 0:
+        runs.predict_inputs(st, reg, node, col)
+        col += cfg[C_NCTX]
     if cfg[C_MATCH_MIN] > 0:
         match.predict_inputs(st, reg, node, col)
         col += 1
@@ -51,10 +58,15 @@ def predict_nibble(st, reg, tables, slots, node, out):
     if cfg[C_RNN_H] > 0:
         rnn.predict_inputs(st, reg, node, col)
         col += 1
+    if cfg[C_RNNME_H] > 0:  # branch neural2: the RNNME expert
+        rnnme_mix.predict_inputs(st, reg, node, col)
+        col += cfg[C_RNNME_INPUTS]
     for j in range(1, 16):
         node.inputs[j, col] = 256  # bias
     mixer.predict(st, reg, node, rnn.sign_pattern(st, reg[R_RNN_T]))
     apm.refine(st, reg, node)
+    if cfg[C_RNNME_APM_W] > 0:  # branch neural2: the APM on the RNNME expert's expected nibble
+        rnnme_mix.refine(st, node)
     node_p = node.node_p
     for v in range(16):
         j = 1
@@ -72,26 +84,37 @@ def learn_nibble(st, value):
     """Every node on the coded nibble's path learns its bit, in every component (each
     component's state is its own, so component by component is the same as node by node)."""
     histories.learn(st, value)
+    if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12)
+        runs.learn(st, value)
     if st.cfg[C_MATCH_MIN] > 0:
         match.learn(st, value)
     mixer.learn(st, value)
     apm.learn(st, value)
     if st.cfg[C_RNN_H] > 0:
         rnn.learn(st, value)
+    if st.cfg[C_RNNME_APM_W] > 0:  # branch neural2
+        rnnme_mix.learn(st, value)
 
 
 @kernel
 def learn_byte(st, byte):
+    if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12): before the context hashes move on
+        runs.update(st, byte)
     contexts.append_byte(st, byte)
     if st.cfg[C_MATCH_MIN] > 0:
         match.update(st, byte)
     if st.cfg[C_RNN_H] > 0:
         rnn.learn_byte(st, byte)
+    if st.cfg[C_RNNME_H] > 0:  # branch neural2
+        rnnme_mix.learn_byte(st, byte)
 
 
 @kernel
 def step_state(st, value, out):
     """`step` on the unpacked state (state.State)."""
+    if st.cfg[C_RNNME_PURE] > 0:  # branch neural2: the RNNME expert alone
+        rnnme_mix.pure_step(st, value, out)
+        return
     reg = st.reg
     if value >= 0:
         learn_nibble(st, value)
@@ -103,8 +126,12 @@ def step_state(st, value, out):
             reg[R_NIBBLE] = 0
             reg[R_HI] = 0
             contexts.byte_context_hashes(st)
+            if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12)
+                runs.lookup(st)
     else:
         contexts.byte_context_hashes(st)
+        if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12)
+            runs.lookup(st)
     histories.claim_nibble_slots(st)
     predict_nibble(st, reg, st.tables, st.slots, st.node, out)
 
@@ -144,6 +171,9 @@ def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch
     scratch_reg[R_NIBBLE] = 1
     for hi in range(16):
         scratch_reg[R_HI] = hi
+        if st.cfg[C_RNNME_PURE] > 0:  # branch neural2: the RNNME expert alone
+            rnnme_mix.predict_distribution(st, scratch_reg, out[hi])
+            continue
         for i in range(st.cfg[C_NCTX]):
             off = histories.lookup_slot(tables[i], hash2(st.ctx_hash[i], 1 + hi))
             for k in range(16):

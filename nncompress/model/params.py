@@ -54,6 +54,25 @@ class ModelParams:
     # byte-identical to one written before extensions existed.  Append new fields below only,
     # never reorder them, and give each the default that reproduces the old model exactly.
 
+    # ---- branch neural2: the RNNME expert (rnnme.py, rnnme_mix.py); off (0) = no expert ----
+    rnnme_hidden: int = extension(0)  # the expert's recurrent units; 0: no expert at all
+    rnnme_bptt: int = extension(0)  # its truncated BPTT block length, bytes
+    rnnme_me_bits: int = extension(0)  # its direct-connection hash table: 2^bits float32 weights
+    rnnme_features: int = extension(0)  # direct-connection features (rnnme_config.features_mask)
+    rnnme_lr_micro: int = extension(0)  # its initial learning rate x 1e-6 ...
+    rnnme_lr_min_micro: int = extension(0)  # ... decaying to this floor ...
+    rnnme_lr_half: int = extension(0)  # ... as lr / (1 + bytes / half)
+    rnnme_inputs: int = extension(0)  # mixer inputs per node: 1 stretch(p); 2 + a linear copy
+    rnnme_apm_weight: int = extension(0)  # final p = (p * (16 - w) + APM(expected nibble) * w) / 16
+    rnnme_pure: int = extension(0)  # 1: the expert alone predicts (no context mixing)
+
+    # strength (issue 12): run inputs, match recovery, SSE chain
+    run_inputs: int = extension(0)  # 1: per context, the last byte seen there and its run length
+    match_recover: int = extension(0)  # >0: a match of at least this length survives a mismatch
+    apm_chain: int = extension(0)  # extra APMs (a bit mask of apm.CHAIN_*), averaged
+    apm_chain_weight: int = extension(8)  # their average's share of the final probability, /16
+    mixer_init: int = extension(0)  # >0: the contexts' first inputs start at mixer_init/16 in all, not 1/4 each
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -91,13 +110,44 @@ class ModelParams:
             (1 <= self.mixer_lr_decay <= 1 << 20, "mixer_lr_decay must be in 1..2^20"),
             (1 <= self.final_lr <= 256, "final_lr must be in 1..256"),
             (2 <= self.sm_limit <= 1023, "sm_limit must be in 2..1023"),
+            # strength (issue 12)
+            (self.run_inputs in (0, 1), "run_inputs must be 0 or 1"),
+            (0 <= self.match_recover <= 65535, "match_recover must be in 0..65535"),
+            (0 <= self.apm_chain < 16, "apm_chain must be in 0..15"),
+            (0 <= self.apm_chain_weight <= 16, "apm_chain_weight must be in 0..16"),
+            (0 <= self.mixer_init <= 256, "mixer_init must be in 0..256"),
             (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
              "apm weights must be >= 0 with a sum <= 16"),
         ]
+        checks += self._rnnme_checks()
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
         return self
+
+    def _rnnme_checks(self) -> list:
+        """branch neural2: the RNNME expert's fields are all 0 when it is off."""
+        rnnme_fields = ("rnnme_bptt", "rnnme_me_bits", "rnnme_features", "rnnme_lr_micro",
+                        "rnnme_lr_min_micro", "rnnme_lr_half", "rnnme_inputs",
+                        "rnnme_apm_weight", "rnnme_pure")
+        uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
+        if not self.rnnme_hidden:
+            return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
+                     "the RNNME expert's settings need rnnme_hidden > 0")]
+        return [
+            (1 <= self.rnnme_hidden <= 1024, "rnnme_hidden must be in 0..1024"),
+            (1 <= self.rnnme_bptt <= 256, "rnnme_bptt must be in 1..256"),
+            (self.rnnme_me_bits == 0 or 8 <= self.rnnme_me_bits <= 30,
+             "rnnme_me_bits must be 0 or 8..30"),
+            (0 <= self.rnnme_features < 3 << 8 and (self.rnnme_features >> 8) != 3,
+             "rnnme_features: byte orders 1..8 (bits 0-7) and a word feature 0..2 (bits 8-9)"),
+            (1 <= self.rnnme_lr_micro <= 1_000_000 and 0 <= self.rnnme_lr_min_micro <= 1_000_000,
+             "rnnme learning rates out of range"),
+            (1 <= self.rnnme_lr_half <= 1 << 40, "rnnme_lr_half must be >= 1"),
+            (self.rnnme_pure in (0, 1), "rnnme_pure must be 0 or 1"),
+            (self.rnnme_pure or 1 <= self.rnnme_inputs <= 2, "rnnme_inputs must be 1 or 2"),
+            (0 <= self.rnnme_apm_weight <= 16, "rnnme_apm_weight must be in 0..16"),
+        ]
 
     @classmethod
     def base_names(cls) -> list:
@@ -185,6 +235,11 @@ SIZE_RULES = (
     SizeRule("history_bits", 10, 1),
     # one entry per input byte at most: 16 entries per byte keeps collisions rare
     SizeRule("match_bits", 10, 4),
+    # the RNNME expert's direct connections: 7 features x 2 softmaxes x 16 weights = 224 weights
+    # touched per byte at most, about 2^7.8; 2^7 per byte keeps the table near that (hashed rows
+    # have no check bits, so unlike the tables above this can change predictions: on tiny inputs,
+    # where the expert is worth little, a 4 KB input's table is 4 MiB instead of 16)
+    SizeRule("rnnme_me_bits", 16, 7),
 )
 
 

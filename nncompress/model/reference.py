@@ -34,6 +34,9 @@ from .kinds import SELECTOR_ROWS, CharClass, Context, Selector
 from .params import ModelParams
 from .statetable import StateTable
 
+# strength (issue 12): the SSE chain's APMs, by bit of ModelParams.apm_chain (as in state.py)
+CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
+
 MASK32 = 0xFFFFFFFF
 SQUASH = detmath.SQUASH.tolist()  # 12-bit probability of stretch value x at [x + 2048]
 STRETCH = detmath.STRETCH.tolist()  # stretch value (-2047..2047) of a 12-bit probability
@@ -85,6 +88,18 @@ def partial_byte(low_half: bool, hi: int, j: int) -> int:
     return (root << depth) | bits_so_far
 
 
+def expected_bit_of(byte: int, low_half: bool, hi: int, j: int) -> int:
+    """The bit `byte` has at node j if its bits agree with the path to j (and, in the low half,
+    its high nibble is hi), else -1."""
+    if low_half and (byte >> 4) != hi:
+        return -1
+    half = byte & 15 if low_half else byte >> 4
+    depth = node_depth(j)
+    if half >> (4 - depth) != j - (1 << depth):
+        return -1
+    return (half >> (3 - depth)) & 1
+
+
 # ---- byte-level state ---------------------------------------------------------------------------
 
 def byte_class(c: int) -> CharClass:
@@ -128,6 +143,13 @@ class ByteHistory:
         self.followers2 = [0] * 65536
         self.classes = 0  # byte_class of the last eight bytes, 3 bits each, most recent lowest
         self.class_runs = 0  # the class of each of the last ten runs of same-class bytes
+        # strength (issue 12): text structure
+        self.sentence_words = 0  # words completed since the last . ! ? (at most 15)
+        self.caps = 0  # capitalised or not, the last four completed words (bit 0 the latest)
+        self.word_cap = 0  # the current word began with a capital letter
+        self.paren = 0  # ( depth, at most 3
+        self.square = 0  # [ and { depth, at most 3
+        self.quote = 0  # inside "..."
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -149,9 +171,27 @@ class ByteHistory:
         if _is_word_byte(c):
             if self.word == 0:
                 self.word_prefix = (self.last4 >> 8) & 0xFF
+                self.word_cap = int(65 <= byte <= 90)
             self.word = hash32(self.word + 1, c)
         elif self.word != 0:
             self.word2, self.word1, self.word = self.word1, self.word, 0
+            self.sentence_words = min(self.sentence_words + 1, 15)
+            self.caps = ((self.caps << 1) | self.word_cap) & 15
+            self.word_cap = 0
+        if byte in b".!?":
+            self.sentence_words = 0
+        if byte == ord("(") and self.paren < 3:
+            self.paren += 1
+        elif byte == ord(")") and self.paren > 0:
+            self.paren -= 1
+        elif byte in b"[{" and self.square < 3:
+            self.square += 1
+        elif byte in b"]}" and self.square > 0:
+            self.square -= 1
+        elif byte == ord('"'):
+            self.quote ^= 1
+        elif byte == 10 and (self.last4 >> 8) & 0xFF == 10:
+            self.paren = self.square = self.quote = 0
         cls = byte_class(byte)
         if (self.classes & 7) != cls or self.pos == 1:
             self.class_runs = ((self.class_runs << 3) | cls) & 0x3FFFFFFF
@@ -210,6 +250,11 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(kind, h.class_runs & 0x3FFFF), c1)
     if kind == Context.WORD_CLASS_RUNS:
         return hash32(hash32(kind, h.class_runs & 0xFFF), h.word)
+    if kind == Context.SENTENCE_WORD:  # strength (issue 12)
+        return hash32(hash32(kind, h.sentence_words | (h.caps << 4) | (h.word_cap << 8)), h.word)
+    if kind == Context.NESTING_WORD:
+        nest = h.paren | (h.square << 2) | (h.quote << 4)
+        return hash32(hash32(kind, nest | (c1 << 8)), h.word)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -289,8 +334,12 @@ class MatchModel:
     """Follows the most recent earlier occurrence of the last `min_len` bytes and predicts the
     byte that followed it."""
 
-    def __init__(self, min_len: int, table_bits: int):
+    def __init__(self, min_len: int, table_bits: int, recover: int = 0):
         self.min_len = min_len
+        # strength (issue 12): a repeat this long survives a mismatch, going on at length 1
+        # (below min_len: "recovering"); 0: a mismatch ends it
+        self.recover = recover
+        self.recoveries = 0  # (instrumentation for tests: repeats that survived a mismatch)
         self.table_mask = (1 << table_bits) - 1
         self.last_seen = [0] * (1 << table_bits)  # hash of min_len bytes -> position after them
         self.length = 0  # current repeat length, 0: none
@@ -302,13 +351,7 @@ class MatchModel:
         """The bit the predicted byte has at node j, or -1 if no match or it left the path."""
         if self.length == 0:
             return -1
-        if low_half and (self.byte >> 4) != hi:
-            return -1
-        half = self.byte & 15 if low_half else self.byte >> 4
-        depth = node_depth(j)
-        if half >> (4 - depth) != j - (1 << depth):
-            return -1
-        return (half >> (3 - depth)) & 1
+        return expected_bit_of(self.byte, low_half, hi, j)
 
     def confidence_index(self, expected: int) -> int:
         return match_bucket(self.length) * 2 + expected
@@ -319,6 +362,10 @@ class MatchModel:
             if self.byte == byte:
                 self.length = min(self.length + 1, 65535)
                 self.ptr += 1
+            elif self.recover and self.length >= self.recover:
+                self.recoveries += 1
+                self.length = 1
+                self.ptr += 1
             else:
                 self.length = 0
         if h.pos < self.min_len:
@@ -327,7 +374,7 @@ class MatchModel:
         for n in range(1, self.min_len + 1):
             key = hash32(key, h.at(h.pos - n))
         key &= self.table_mask
-        if self.length == 0:
+        if self.length < self.min_len:  # none, or recovering
             cand = self.last_seen[key]
             if cand > 0 and h.pos - cand < h.mask:
                 # verify (the hash may collide): count agreeing bytes backwards, up to 32
@@ -341,6 +388,55 @@ class MatchModel:
         self.last_seen[key] = h.pos
         if self.length > 0:
             self.byte = h.at(self.ptr)
+
+
+# ---- strength (issue 12): run inputs -------------------------------------------------------------
+
+class RunModel:
+    """Per context, the byte that last followed it and how many times in a row (one entry per
+    context hash: check byte, byte, run length); while the path agrees with that byte, an input
+    toward its bit, with a confidence learned by (run length bucket, nibble, expected bit)."""
+
+    def __init__(self, ncontexts: int, table_bits: int):
+        self.entries = [[0] * (1 << (table_bits - 4)) for _ in range(ncontexts)]
+        self.mask = (1 << (table_bits - 4)) - 1
+        self.current = [(0, 0, 0)] * ncontexts  # (index, byte, run) of the byte being coded
+        self.confidence = [AdaptiveProbabilities([1 << 21] * 64, 1023) for _ in range(ncontexts)]
+
+    def lookup(self, hashes: list) -> None:
+        self.current = []
+        for table, h in zip(self.entries, hashes):
+            idx = h & self.mask
+            check, byte, run = table[idx] & 255, (table[idx] >> 8) & 255, table[idx] >> 16
+            if table[idx] == 0 or check != (h >> 24) & 255:
+                byte, run = 0, 0
+            self.current.append((idx, byte, run))
+
+    def update(self, hashes: list, byte: int) -> None:
+        for table, h, (idx, last, run) in zip(self.entries, hashes, self.current):
+            run = min(run + 1, 255) if run > 0 and last == byte else 1
+            table[idx] = ((h >> 24) & 255) | (byte << 8) | (run << 16)
+
+    @staticmethod
+    def index(run: int, low_half: bool, expected: int) -> int:
+        return (min(run, 15) * 2 + int(low_half)) * 2 + expected
+
+    def expected(self, i: int, low_half: bool, hi: int, j: int) -> int:
+        _, byte, run = self.current[i]
+        return expected_bit_of(byte, low_half, hi, j) if run > 0 else -1
+
+    def inputs(self, low_half: bool, hi: int, j: int) -> list:
+        out = []
+        for i, (_, _, run) in enumerate(self.current):
+            eb = self.expected(i, low_half, hi, j)
+            out.append(self.confidence[i].stretched(self.index(run, low_half, eb)) if eb >= 0 else 0)
+        return out
+
+    def learn(self, low_half: bool, hi: int, j: int, bit: int) -> None:
+        for i, (_, _, run) in enumerate(self.current):
+            eb = self.expected(i, low_half, hi, j)
+            if eb >= 0:
+                self.confidence[i].update(self.index(run, low_half, eb), bit)
 
 
 # ---- mixing -------------------------------------------------------------------------------------
@@ -540,7 +636,7 @@ class NodeRecord:
     """What a node's prediction used, kept for learning once its bit is known."""
 
     __slots__ = ("c0", "inputs", "expected", "rows", "stretched", "probs", "pmix", "apm1", "apm2",
-                 "z")
+                 "z", "chain")
 
 
 class ReferencePredictor:
@@ -558,17 +654,29 @@ class ReferencePredictor:
         self.state_maps = [StateMap(states, p.sm_limit) for _ in self.contexts]
         self.context_hashes = [0] * len(self.contexts)
         self.order0 = AdaptiveProbabilities([1 << 21] * 256, 255)
-        self.match = MatchModel(p.match_min, p.match_bits) if p.match_min else None
+        self.match = MatchModel(p.match_min, p.match_bits, p.match_recover) if p.match_min else None
+        # strength (issue 12): run inputs, the SSE chain
+        self.runs = RunModel(len(self.contexts), p.table_bits) if p.run_inputs else None
+        self.chain = {bit: APM(p.apm_rate) for bit in (CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4)
+                      if p.apm_chain & bit}
+        self.chain_weight = p.apm_chain_weight
         self.rnn = RecurrentLayer(p.rnn_hidden, p.rnn_bptt, p.rnn_lr_micro * 1e-6) \
             if p.rnn_hidden else None
+        self.expert = ExpertInMix(p) if p.rnnme_hidden else None  # branch neural2
         # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
         # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
         # and on every shared input
         ci = p.ctx_inputs
         initial = []
+        first = (1 << 14) if not p.mixer_init else ((1 << 16) * p.mixer_init) // (16 * len(self.contexts))
         for _ in self.contexts:
-            initial += [1 << 14] + [0] * (ci - 1)
-        initial += [1 << 14] * (2 + (self.match is not None) + (self.rnn is not None))
+            initial += [first] + [0] * (ci - 1)
+        initial += [1 << 14]  # order 0
+        if self.runs is not None:  # strength (issue 12): run inputs start at 0
+            initial += [0] * len(self.contexts)
+        initial += [1 << 14] * (1 + (self.match is not None) + (self.rnn is not None))
+        if self.expert is not None:  # branch neural2: the expert's inputs (before the bias: same 1/4)
+            initial += [1 << 14] * self.expert.inputs
         self.selectors = p.selectors
         self.mixers = [Mixer(initial, p.mixer_lr, p.mixer_lr_boost, p.mixer_lr_decay)
                        for _ in self.selectors]
@@ -600,6 +708,8 @@ class ReferencePredictor:
                 self._hash_contexts()
         else:
             self._hash_contexts()
+        if self.expert is not None and self.expert.pure:  # branch neural2: the expert alone
+            return self.expert.predict(self.low_half, self.hi)
         salt = 1 + self.hi if self.low_half else 0
         for slots, h in zip(self.slots, self.context_hashes):
             slots.claim(hash32(h, salt))
@@ -616,7 +726,20 @@ class ReferencePredictor:
         s = {name: [] for name in (
             "hist", "ind", "tables", "sm_p", "sm_n", "o0_p", "o0_n", "match_table", "msm_p",
             "msm_n", "mixw", "mixn", "fmixw", "apm1", "apm2", "rnn_u", "rnn_w", "rnn_v", "rnn_b",
-            "rnn_s", "rnn_x", "rnn_g")}
+            "rnn_s", "rnn_x", "rnn_g",
+            # strength (issue 12)
+            "run_table", "run_p", "run_n", "apm_o3", "apm_match", "apm_word", "apm_o4")}
+        if self.runs is not None:
+            for i, table in enumerate(self.runs.entries):
+                s["run_table"].append((i, table))
+                s["run_p"].append((i, self.runs.confidence[i].p))
+                s["run_n"].append((i, self.runs.confidence[i].n))
+        for bit, name in ((CHAIN_ORDER3, "apm_o3"), (CHAIN_MATCH, "apm_match"),
+                          (CHAIN_WORD, "apm_word"), (CHAIN_ORDER4, "apm_o4")):
+            if bit in self.chain:
+                for row, points in self.chain[bit].rows.items():
+                    s[name].append((row, points))
+        s.update(ExpertInMix.state_by_field(self.expert))  # branch neural2
         s["hist"].append((..., list(h.buffer)))
         s["ind"].append((..., h.followers1 + h.followers2))
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
@@ -654,8 +777,16 @@ class ReferencePredictor:
 
     def _hash_contexts(self) -> None:
         self.context_hashes = [context_hash(kind, self.history) for kind in self.contexts]
+        if self.runs is not None:  # strength (issue 12)
+            self.runs.lookup(self.context_hashes)
 
     def _learn_byte(self, byte: int) -> None:
+        if self.expert is not None:
+            self.expert.twin.learn(byte)
+            if self.expert.pure:
+                return
+        if self.runs is not None:  # strength (issue 12): still the coded byte's context hashes
+            self.runs.update(self.context_hashes, byte)
         self.history.append(byte)
         if self.match is not None:
             self.match.update(byte, self.history)
@@ -680,6 +811,8 @@ class ReferencePredictor:
             return (c2 << 8) | c0
         if kind == Selector.CLASSES:
             return ((self.history.classes & 0x1FF) << 8) | c0
+        if kind == Selector.RNNME:
+            return (self.expert.code << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
@@ -702,6 +835,8 @@ class ReferencePredictor:
             if s != 0:
                 seen += 1
         inputs.append(self.order0.stretched(c0))
+        if self.runs is not None:  # strength (issue 12)
+            inputs += self.runs.inputs(self.low_half, self.hi, j)
         node.expected = -1
         if self.match is not None:
             node.expected = self.match.expected_bit(self.low_half, self.hi, j)
@@ -713,6 +848,8 @@ class ReferencePredictor:
         if self.rnn is not None:
             node.z = self.rnn.logit(c0)
             inputs.append(int(clamp(node.z * 256.0, -2047.0, 2047.0)))
+        if self.expert is not None:
+            inputs += self.expert.inputs_at(j)
         inputs.append(256)
         node.inputs = inputs
         node.rows, node.stretched, node.probs = [], [], []
@@ -735,10 +872,41 @@ class ReferencePredictor:
         node.apm2 = (row2, lo2, w2)
         self.nodes[j] = node
         mixed = node.pmix * self.weight_mix + p1 * self.weight_apm1 + p2 * self.weight_apm2
-        return clamp((mixed + 8) >> 4, 1, 4095)
+        p_final = clamp((mixed + 8) >> 4, 1, 4095)
+        node.chain = []
+        if self.chain:  # strength (issue 12): the SSE chain's average takes its share
+            total = 0
+            for bit, apm in self.chain.items():
+                row = self._chain_row(bit, c0, j)
+                pk, lo, w = apm.refine(row, st)
+                node.chain.append((bit, row, lo, w))
+                total += pk
+            average = total // len(self.chain)
+            p_final = clamp((p_final * (16 - self.chain_weight) + average * self.chain_weight + 8) >> 4,
+                            1, 4095)
+        if self.expert is not None and self.expert.apm_weight:
+            p_final = self.expert.refine(j, c0, p_final)
+        return p_final
+
+    def _chain_row(self, bit: int, c0: int, j: int) -> int:
+        """The row of SSE-chain APM `bit` (strength, issue 12)."""
+        last4 = self.history.last4
+        if bit == CHAIN_ORDER3:
+            return hash32(c0 + 0x300, last4 & 0xFFFFFF) & ((1 << 18) - 1)
+        if bit == CHAIN_MATCH:
+            length = self.match.length if self.match is not None else 0
+            expected = -1
+            if length > 0:
+                expected = expected_bit_of(self.match.byte, self.low_half, self.hi, j)
+            return ((match_bucket(length) * 3 + expected + 1) << 8) | c0
+        if bit == CHAIN_WORD:
+            return hash32(c0 + 0x500, self.history.word + (last4 & 0xFF) * 0x10000 + 1) & ((1 << 18) - 1)
+        return hash32(c0 + 0x400, last4) & ((1 << 18) - 1)
 
     def _predict_nibble(self) -> list:
         pattern = self.rnn.sign_pattern() if self.rnn is not None else 0
+        if self.expert is not None:
+            self.expert.predict(self.low_half, self.hi)
         p_one = [0] * 16  # 12-bit P(bit = 1) at each node
         for j in range(1, 16):
             p_one[j] = self._predict_node(j, pattern)
@@ -754,6 +922,8 @@ class ReferencePredictor:
         return out
 
     def _learn_nibble(self, value: int) -> None:
+        if self.expert is not None and self.expert.pure:
+            return  # branch neural2: nothing but the expert learns (in _learn_byte)
         j = 1
         for depth in range(4):
             bit = (value >> (3 - depth)) & 1
@@ -771,6 +941,74 @@ class ReferencePredictor:
                 self.final.update(node.c0, node.stretched, node.pmix, bit)
             self.apm1.update(*node.apm1, bit)
             self.apm2.update(*node.apm2, bit)
+            for chain_bit, row, lo, w in node.chain:  # strength (issue 12)
+                self.chain[chain_bit].update(row, lo, w, bit)
+            if self.runs is not None:
+                self.runs.learn(self.low_half, self.hi, j, bit)
             if self.rnn is not None:
                 self.rnn.learn_node(node.c0, node.z, bit)
+            if self.expert is not None and self.expert.apm_weight:
+                self.expert.apm.update(*self.expert.apm_points[j], bit)
             j = 2 * j + bit
+
+
+# ---- branch neural2: the RNNME expert in the mix ------------------------------------------------
+
+class ExpertInMix:
+    """The RNNME expert (its own twin, reference_rnnme.TwinRNNME) as the predictor uses it: per
+    nibble its 16-way distribution, per node the 12-bit probability of the 1 bit (float64 subtree
+    masses, truncated), the (most likely nibble, confidence) code, and the APM on that code."""
+
+    CONFIDENCE = (0.4, 0.7, 0.9)
+
+    def __init__(self, p: ModelParams):
+        from . import rnnme_config
+        from .reference_rnnme import TwinRNNME
+
+        self.twin = TwinRNNME(rnnme_config.from_model(p))
+        self.pure = bool(p.rnnme_pure)
+        self.inputs = 0 if self.pure else p.rnnme_inputs
+        self.apm_weight = p.rnnme_apm_weight
+        self.apm = APM(p.apm_rate)
+        self.apm_points = {}
+        self.code = 0
+        self.p12 = [0] * 16
+
+    def predict(self, low_half: bool, hi: int) -> list:
+        dist = self.twin.predict_low(hi) if low_half else self.twin.predict_high()
+        best = 0
+        for v in range(1, 16):
+            if dist[v] > dist[best]:
+                best = v
+        self.code = best * 4 + sum(dist[best] >= c for c in self.CONFIDENCE)
+        mass = [0.0] * 16 + list(dist)
+        for j in range(15, 0, -1):
+            mass[j] = mass[2 * j] + mass[2 * j + 1]
+        self.p12 = [0] + [clamp(int(mass[2 * j + 1] / mass[j] * 4096.0), 1, 4095)
+                          for j in range(1, 16)]
+        return list(dist)
+
+    def inputs_at(self, j: int) -> list:
+        p12 = self.p12[j]
+        return [STRETCH[p12], (p12 - 2048) >> 2][: self.inputs]
+
+    def refine(self, j: int, c0: int, p: int) -> int:
+        row = (self.code << 8) | c0
+        pa, lo, w = self.apm.refine(row, STRETCH[p])
+        self.apm_points[j] = (row, lo, w)
+        return clamp((p * (16 - self.apm_weight) + pa * self.apm_weight + 8) >> 4, 1, 4095)
+
+    @staticmethod
+    def state_by_field(expert) -> dict:
+        names = ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n", "hs")
+        s = {"rn_" + name: [] for name in names}
+        s["rn_apm"] = []
+        if expert is None:
+            return s
+        t = expert.twin
+        for name in ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n"):
+            s["rn_" + name].append((..., getattr(t, name)))
+        s["rn_hs"].append((slice(0, len(t.states)), t.states))
+        for row, points in expert.apm.rows.items():
+            s["rn_apm"].append((row, points))
+        return s

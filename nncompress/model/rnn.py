@@ -52,8 +52,11 @@ def bptt(st):
     reg, rnn_u, rnn_w, rnn_s, rnn_x, rnn_g = st.reg, st.rnn_u, st.rnn_w, st.rnn_s, st.rnn_x, st.rnn_g
     lr = st.rnn_lr[0]
     steps = reg[R_RNN_T]
-    delta_next = np.zeros(nh)
-    delta = np.zeros(nh)
+    delta_next = st.rnn_delta[0]
+    delta = st.rnn_delta[1]
+    for k in range(nh):
+        delta_next[k] = 0.0
+        delta[k] = 0.0
     for t in range(steps, 0, -1):
         for k in range(nh):
             g = rnn_g[t, k]

@@ -70,78 +70,14 @@ class RNNME:
 
     def __init__(self, params: RNNMEParams):
         self.params = p = params.validate()
-        dtype = np.float32 if p.float_bits == 32 else np.float64
-        self.dtype = dtype
-        h = p.hidden
-        feats = p.features
-        cfg = np.zeros(CONFIG_SIZE, dtype=np.int64)
-        cfg[K_H] = h
-        cfg[K_BPTT] = p.bptt
-        cfg[K_NFEAT] = len(feats)
-        cfg[K_ME_MASK] = (1 << p.me_bits) - 1 if p.me_bits else 0
-        cfg[K_INPUT2] = p.input2
-        cfg[K_WORD_MASK] = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0
-        cfg[K_LR_HALF] = p.lr_half
-        cfg[K_ADAM] = p.adam
-        cfg[K_FEATS : K_FEATS + len(feats)] = feats
-        fp = np.zeros(FP_SIZE, dtype=dtype)
-        fp[F_ONE] = 1.0
-        fp[F_CLIP] = p.clip_milli / 1000.0
-        fp[F_ACT_LO] = ACT_RANGE
-        fp[F_ACT_STEPS] = ACT_STEPS
-        fp[F_EXP_LO] = EXP_RANGE
-        fp[F_EXP_STEPS] = EXP_STEPS
-        fp[F_LR0] = p.lr_micro * 1e-6
-        fp[F_LR] = fp[F_LR0]
-        fp[F_LR_MIN] = p.lr_min_micro * 1e-6
-        fp[F_OUT_SCALE] = p.out_scale_milli / 1000.0
-        fp[F_ME_TOTAL] = p.me_total_milli / 1000.0
-        fp[F_B1] = p.adam_b1_milli / 1000.0
-        fp[F_1MB1] = (1000 - p.adam_b1_milli) / 1000.0
-        fp[F_B2] = p.adam_b2_milli / 1000.0
-        fp[F_1MB2] = (1000 - p.adam_b2_milli) / 1000.0
-        fp[F_EPS] = ADAM_EPS
-        nw = 1 << p.word_input_bits if p.word_input_bits else 1
-        w_scale = 1.0 / h  # keeps |W s| ~ O(0.5) at any size
-        self.arrays = dict(
-            cfg=cfg,
-            reg=np.zeros(REGISTER_SIZE, dtype=np.int64),
-            fp=fp,
-            u1=(deterministic_uniform(256 * h, 11) * 0.5).astype(dtype).reshape(256, h),
-            u2=(deterministic_uniform((256 if p.input2 else 1) * h, 12) * 0.5).astype(dtype)
-            .reshape(-1, h),
-            uw=(deterministic_uniform(nw * h, 13) * 0.5).astype(dtype).reshape(nw, h),
-            w=(deterministic_uniform(h * h, 14) * w_scale).astype(dtype).reshape(h, h),
-            vh=np.zeros((h, 16), dtype=dtype),
-            bh=np.zeros(16, dtype=dtype),
-            vl=np.zeros((16, h, 16), dtype=dtype),
-            bl=np.zeros((16, 16), dtype=dtype),
-            me=np.zeros(1 << p.me_bits if p.me_bits else 16, dtype=dtype),
-            me_n=np.zeros(max(1, (1 << p.me_bits) >> 4) if p.me_bits else 1, dtype=np.uint16),
-            me_rate=build_me_rate_table(p, dtype),
-            hs=np.zeros((p.bptt + 2, h), dtype=dtype),
-            hg=np.zeros((p.bptt + 2, h), dtype=dtype),
-            hx=np.zeros((p.bptt + 2, 3), dtype=np.int64),
-            act=build_tanh_table(dtype),
-            expt=build_exp_table(dtype),
-            fh=np.zeros(MAX_FEATURES, dtype=np.int64),
-            fbase_h=np.zeros(MAX_FEATURES, dtype=np.int64),
-            fbase_l=np.zeros(MAX_FEATURES, dtype=np.int64),
-            z=np.zeros(16, dtype=dtype),
-            ph=np.zeros(16, dtype=dtype),
-            pl=np.zeros(16, dtype=dtype),
-        )
-        a = self.arrays
-        # Adam's moment estimates, one per weight (small placeholders under SGD); W's gradient
-        # summed over a BPTT block
-        like = (lambda x: np.zeros_like(x)) if p.adam else (lambda x: np.zeros((1,) * x.ndim, dtype))
-        self.out_moments = tuple(like(a[name]) for name in ("vh", "vh", "bh", "bh", "vl", "vl",
-                                                             "bl", "bl"))
-        self.net_moments = tuple(like(a[name]) for name in ("u1", "u1", "u2", "u2", "uw", "uw",
-                                                             "w", "w", "w"))
-        self.state = tuple(a.values()) + (self.out_moments, self.net_moments)
+        self.dtype = np.float32 if p.float_bits == 32 else np.float64
+        a = initial_arrays(p)
+        self.arrays = {name: a[name] for name in ARRAY_NAMES}
+        self.out_moments = tuple(a[name] for name in OUT_MOMENT_NAMES)
+        self.net_moments = tuple(a[name] for name in NET_MOMENT_NAMES)
+        self.state = tuple(self.arrays.values()) + (self.out_moments, self.net_moments)
         # the state before the first byte: the features of an empty history
-        feature_hashes(cfg, self.arrays["reg"], self.arrays["fh"])
+        feature_hashes(self.arrays["cfg"], self.arrays["reg"], self.arrays["fh"])
         self._out = np.zeros(16, dtype=np.float64)
 
     @property

@@ -150,3 +150,126 @@ def build_me_rate_table(p: RNNMEParams, dtype) -> np.ndarray:
     floor = p.me_min_milli / 1000.0
     rates = [max(floor, lr / (1.0 + n * decay)) for n in range(ME_COUNT_LIMIT + 1)]
     return np.array(rates, dtype=np.float64).astype(dtype)
+
+
+# ---- the expert inside the predictor (ModelParams' rnnme_* fields) ------------------------------
+
+# ModelParams.rnnme_features: bit k - 1 turns on byte order k (1..8); bits 8-9 hold word_feature
+FEATURE_WORD_SHIFT = 8
+DEFAULT_FEATURES = 0b111111 | (1 << FEATURE_WORD_SHIFT)  # orders 1-6 and the current word
+
+
+def features_mask(orders: tuple, word_feature: int) -> int:
+    mask = 0
+    for order in orders:
+        mask |= 1 << (order - 1)
+    return mask | (word_feature << FEATURE_WORD_SHIFT)
+
+
+def from_model(p) -> RNNMEParams:
+    """The expert's settings from a ModelParams (its rnnme_* fields); the fields not in the header
+    keep RNNMEParams' defaults.  With the expert off (rnnme_hidden = 0), a one-unit placeholder
+    without direct connections: the predictor's arrays keep a minimal shape."""
+    if not p.rnnme_hidden:
+        return RNNMEParams(hidden=1, bptt=1, me_bits=0, orders=(), word_feature=0)
+    mask = p.rnnme_features
+    return RNNMEParams(
+        hidden=p.rnnme_hidden, bptt=p.rnnme_bptt, me_bits=p.rnnme_me_bits,
+        orders=tuple(k + 1 for k in range(8) if mask >> k & 1),
+        word_feature=(mask >> FEATURE_WORD_SHIFT) & 3,
+        lr_micro=p.rnnme_lr_micro, lr_min_micro=p.rnnme_lr_min_micro, lr_half=p.rnnme_lr_half)
+
+
+_TABLES = {}
+
+
+def _shared_table(name, build, dtype):
+    """The tanh/exp tables, built once per float type (det_exp in Python is slow-ish)."""
+    key = (name, np.dtype(dtype).name)
+    if key not in _TABLES:
+        _TABLES[key] = build(dtype)
+    return _TABLES[key].copy()
+
+
+ARRAY_NAMES = ("cfg", "reg", "fp", "u1", "u2", "uw", "w", "vh", "bh", "vl", "bl", "me", "me_n",
+               "me_rate", "hs", "hg", "hx", "act", "expt", "fh", "fbase_h", "fbase_l", "z", "ph",
+               "pl", "scr", "scr64")
+# the optimiser's moments: output layer (outopt), then the network (opt, with W's block gradient)
+OUT_MOMENT_NAMES = ("mvh", "vvh", "mbh", "vbh", "mvl", "vvl", "mbl", "vbl")
+NET_MOMENT_NAMES = ("mu1", "vu1", "mu2", "vu2", "muw", "vuw", "mw", "vw", "gw")
+_MOMENT_OF = dict(zip(OUT_MOMENT_NAMES, ("vh", "vh", "bh", "bh", "vl", "vl", "bl", "bl")))
+_MOMENT_OF.update(zip(NET_MOMENT_NAMES, ("u1", "u1", "u2", "u2", "uw", "uw", "w", "w", "w")))
+
+
+def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
+    """The expert's starting arrays by name (ARRAY_NAMES, then the moment names), before the
+    first byte's features are hashed.  me_count_dtype: the predictor keeps the use counts in
+    int32 (its packed state has no 16-bit buffer); the values are the same."""
+    dtype = np.float32 if p.float_bits == 32 else np.float64
+    h = p.hidden
+    feats = p.features
+    cfg = np.zeros(CONFIG_SIZE, dtype=np.int64)
+    cfg[K_H] = h
+    cfg[K_BPTT] = p.bptt
+    cfg[K_NFEAT] = len(feats)
+    cfg[K_ME_MASK] = (1 << p.me_bits) - 1 if p.me_bits else 0
+    cfg[K_INPUT2] = p.input2
+    cfg[K_WORD_MASK] = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0
+    cfg[K_LR_HALF] = p.lr_half
+    cfg[K_ADAM] = p.adam
+    cfg[K_FEATS : K_FEATS + len(feats)] = feats
+    fp = np.zeros(FP_SIZE, dtype=dtype)
+    fp[F_ONE] = 1.0
+    fp[F_CLIP] = p.clip_milli / 1000.0
+    fp[F_ACT_LO] = ACT_RANGE
+    fp[F_ACT_STEPS] = ACT_STEPS
+    fp[F_EXP_LO] = EXP_RANGE
+    fp[F_EXP_STEPS] = EXP_STEPS
+    fp[F_LR0] = p.lr_micro * 1e-6
+    fp[F_LR] = fp[F_LR0]
+    fp[F_LR_MIN] = p.lr_min_micro * 1e-6
+    fp[F_OUT_SCALE] = p.out_scale_milli / 1000.0
+    fp[F_ME_TOTAL] = p.me_total_milli / 1000.0
+    fp[F_B1] = p.adam_b1_milli / 1000.0
+    fp[F_1MB1] = (1000 - p.adam_b1_milli) / 1000.0
+    fp[F_B2] = p.adam_b2_milli / 1000.0
+    fp[F_1MB2] = (1000 - p.adam_b2_milli) / 1000.0
+    fp[F_EPS] = ADAM_EPS
+    nw = 1 << p.word_input_bits if p.word_input_bits else 1
+    w_scale = 1.0 / h  # keeps |W s| ~ O(0.5) at any size
+    a = dict(
+        cfg=cfg,
+        reg=np.zeros(REGISTER_SIZE, dtype=np.int64),
+        fp=fp,
+        u1=(deterministic_uniform(256 * h, 11) * 0.5).astype(dtype).reshape(256, h),
+        u2=(deterministic_uniform((256 if p.input2 else 1) * h, 12) * 0.5).astype(dtype)
+        .reshape(-1, h),
+        uw=(deterministic_uniform(nw * h, 13) * 0.5).astype(dtype).reshape(nw, h),
+        w=(deterministic_uniform(h * h, 14) * w_scale).astype(dtype).reshape(h, h),
+        vh=np.zeros((h, 16), dtype=dtype),
+        bh=np.zeros(16, dtype=dtype),
+        vl=np.zeros((16, h, 16), dtype=dtype),
+        bl=np.zeros((16, 16), dtype=dtype),
+        me=np.zeros(1 << p.me_bits if p.me_bits else 16, dtype=dtype),
+        me_n=np.zeros(max(1, (1 << p.me_bits) >> 4) if p.me_bits else 1, dtype=me_count_dtype),
+        me_rate=build_me_rate_table(p, dtype),
+        hs=np.zeros((p.bptt + 2, h), dtype=dtype),
+        hg=np.zeros((p.bptt + 2, h), dtype=dtype),
+        hx=np.zeros((p.bptt + 2, 3), dtype=np.int64),
+        act=_shared_table("tanh", build_tanh_table, dtype),
+        expt=_shared_table("exp", build_exp_table, dtype),
+        fh=np.zeros(MAX_FEATURES, dtype=np.int64),
+        fbase_h=np.zeros(MAX_FEATURES, dtype=np.int64),
+        fbase_l=np.zeros(MAX_FEATURES, dtype=np.int64),
+        z=np.zeros(16, dtype=dtype),
+        ph=np.zeros(16, dtype=dtype),
+        pl=np.zeros(16, dtype=dtype),
+        # scratch rows for the kernels (they allocate nothing: see jit.OPTIONS)
+        scr=np.zeros((8, max(32, h, MAX_FEATURES)), dtype=dtype),
+        scr64=np.zeros((2, 32), dtype=np.float64),
+    )
+    # Adam's moment estimates, one per weight (1-element placeholders under SGD); W's gradient
+    # summed over a BPTT block
+    for name, of in _MOMENT_OF.items():
+        a[name] = np.zeros_like(a[of]) if p.adam else np.zeros((1,) * a[of].ndim, dtype)
+    return a

@@ -156,7 +156,7 @@ def output_logits(cfg, s, vout, bout, me, fbase, z):
 def predict_high(st, out):
     """The high nibble's 16 probabilities for the next byte (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+     fh, fbase_h, fbase_l, z, ph, pl, scr, scr64, outopt, opt) = st
     t = reg[R_T]
     mask = cfg[K_ME_MASK]
     for f in range(cfg[K_NFEAT]):
@@ -171,7 +171,7 @@ def predict_high(st, out):
 def predict_low(st, hi, out):
     """The low nibble's 16 probabilities given the high nibble hi (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+     fh, fbase_h, fbase_l, z, ph, pl, scr, scr64, outopt, opt) = st
     t = reg[R_T]
     mask = cfg[K_ME_MASK]
     for f in range(cfg[K_NFEAT]):
@@ -185,12 +185,12 @@ def predict_low(st, hi, out):
 
 @kernel
 def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, fbase, p, target,
-                  lr_out):
+                  lr_out, scr):
     """One softmax's cross-entropy step: error e = onehot(target) - p.  Adds V e to the hidden
     error g (with V before its update), then updates V, the bias and the direct connections."""
     nh = cfg[K_H]
-    e = np.empty(16, dtype=p.dtype)
-    el = np.empty(16, dtype=p.dtype)
+    e = scr[0, :16]
+    el = scr[1, :16]
     for c in range(16):
         e[c] = -p[c]
     e[target] = fp[F_ONE] - p[target]
@@ -203,7 +203,7 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
         g[k] = acc
     adam = cfg[K_ADAM]
     if adam:
-        grow = np.empty(16, dtype=p.dtype)
+        grow = scr[2, :16]
         for k in range(nh):
             sk = s[k]
             for c in range(16):
@@ -222,7 +222,7 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
     # fresh moves its logits by at most F_ME_TOTAL * e (no overshoot), and the step goes mostly to
     # the rows that know least
     nf = fbase.shape[0]
-    rates = np.empty(max(nf, 1), dtype=p.dtype)
+    rates = scr[3]
     total = fp[F_ZERO]
     for f in range(nf):
         row = fbase[f] >> 4
@@ -242,7 +242,7 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
 
 
 @kernel
-def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
+def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
     """Back-propagate the stored hidden errors through the block (newest step first), updating
     W and the input rows; then start a new block from the last state.  SGD updates W at each
     step (after propagating through it); Adam sums W's gradient over the block and steps once,
@@ -254,9 +254,11 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
     lr = fp[F_LR]
     one = fp[F_ONE]
     clip = fp[F_CLIP]
-    dn = np.zeros(nh, dtype=hs.dtype)  # error reaching step t from step t + 1
-    d = np.empty(nh, dtype=hs.dtype)
-    dl = np.empty(nh, dtype=hs.dtype)
+    dn = scr[4, :nh]  # error reaching step t from step t + 1
+    for k in range(nh):
+        dn[k] = 0
+    d = scr[5, :nh]
+    dl = scr[6, :nh]
     for t in range(steps, 0, -1):
         for k in range(nh):
             sk = hs[t, k]
@@ -317,14 +319,14 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt):
 
 
 @kernel
-def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act):
+def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     """s(t+1) = tanh(U1[c1] + U2[c2] + Uw[word] + sum_m W[m, .] s(t)[m]) into the block buffer."""
     nh = cfg[K_H]
     t = reg[R_T]
     c1 = reg[R_C4] & 0xFF
     c2 = (reg[R_C4] >> 8) & 0xFF
     wrow = reg[R_WORD] & cfg[K_WORD_MASK]
-    a = np.empty(nh, dtype=hs.dtype)
+    a = scr[7, :nh]
     for k in range(nh):
         a[k] = u1[c1, k]
     if cfg[K_INPUT2]:
@@ -350,17 +352,17 @@ def learn_byte(st, byte):
     """Train on the byte just coded (after predict_high and predict_low(byte >> 4)), then advance
     the network and the features to the next byte."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
-     fh, fbase_h, fbase_l, z, ph, pl, outopt, opt) = st
+     fh, fbase_h, fbase_l, z, ph, pl, scr, scr64, outopt, opt) = st
     nf = cfg[K_NFEAT]
     t = reg[R_T]
     hi = byte >> 4
     lr_out = fp[F_LR] * fp[F_OUT_SCALE]
     (mvh, vvh, mbh, vbh, mvl, vvl, mbl, vbl) = outopt
     train_softmax(cfg, fp, hs[t], hg[t], vh, bh, mvh, vvh, mbh, vbh, me, me_n, me_rate,
-                  fbase_h[:nf], ph, hi, lr_out)
+                  fbase_h[:nf], ph, hi, lr_out, scr)
     oh = hi if cfg[K_ADAM] else 0  # (the moments are 1-element placeholders under SGD)
     train_softmax(cfg, fp, hs[t], hg[t], vl[hi], bl[hi], mvl[oh], vvl[oh], mbl[oh], vbl[oh], me,
-                  me_n, me_rate, fbase_l[:nf], pl, byte & 15, lr_out)
+                  me_n, me_rate, fbase_l[:nf], pl, byte & 15, lr_out, scr)
     # byte-level registers
     pos = reg[R_POS] + 1
     reg[R_POS] = pos
@@ -381,8 +383,8 @@ def learn_byte(st, byte):
         lr = fp[F_LR_MIN]
     fp[F_LR] = lr
     if t >= cfg[K_BPTT]:
-        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt)
-    forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act)
+        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr)
+    forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr)
     feature_hashes(cfg, reg, fh)
 
 
@@ -390,8 +392,9 @@ def learn_byte(st, byte):
 def run_known(st, data, probs, dists):
     """Code `data` without a coder: probs[i] = P(data[i]); dists[i] (if dists has rows) = the
     high nibble's 16 probabilities followed by the low nibble's given the actual high nibble."""
-    ph = np.empty(16)
-    pl = np.empty(16)
+    scr64 = st[26]  # the expert's float64 scratch rows (rnnme_config.ARRAY_NAMES)
+    ph = scr64[0, :16]
+    pl = scr64[1, :16]
     keep = dists.shape[0] > 0
     for i in range(data.shape[0]):
         byte = data[i]
@@ -406,12 +409,11 @@ def run_known(st, data, probs, dists):
 
 
 @kernel
-def node_probabilities(p16, out):
+def node_probabilities(p16, out, tree):
     """For a binary-node mixer: out[j] = P(bit 1 at heap node j) for the nodes 1..15 of a nibble
     tree (node j's children are 2j for bit 0 and 2j + 1 for bit 1; leaf 16 + v is nibble v),
     i.e. the mass under the 1-child over the mass under j (out[0] is unused).  Float64 sums in a
     fixed order: deterministic."""
-    tree = np.empty(32)
     for v in range(16):
         tree[16 + v] = p16[v]
     for j in range(15, 0, -1):

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import mmap
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
-from . import detmath
+from . import detmath, rnnme_config
 from .kinds import MAX_SELECTORS, SELECTOR_ROWS
 from .params import ModelParams
 from .statetable import StateTable
@@ -47,7 +47,18 @@ C_APM_W = 15  # C_APM_W + 0..2: final weights of mixer, APM1, APM2 (sum 16)
 C_SEL_KIND = 18  # C_SEL_KIND + k: the Selector of first-layer mixer k
 C_SEL_BASE = C_SEL_KIND + MAX_SELECTORS  # C_SEL_BASE + k: first weight row of mixer k
 C_KINDS = C_SEL_BASE + MAX_SELECTORS  # C_KINDS + i: the Context kind of context i
-CONFIG_SIZE = C_KINDS + 32
+# branch neural2: the RNNME expert (rnnme_mix.py)
+C_RNNME_H = C_KINDS + 32  # the expert's units (0: no expert)
+C_RNNME_INPUTS = C_RNNME_H + 1  # its mixer inputs per node
+C_RNNME_APM_W = C_RNNME_H + 2  # weight (/16) of the APM on its expected nibble
+C_RNNME_PURE = C_RNNME_H + 3  # 1: the expert alone predicts
+# strength (issue 12)
+C_RUN_INPUTS = C_RNNME_H + 4  # ModelParams.run_inputs
+C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
+C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
+C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
+C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (mixer.initial_row)
+CONFIG_SIZE = C_RUN_INPUTS + 5
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -68,7 +79,12 @@ R_MATCH_BYTE = 14  # the byte the match model predicts (valid when R_MATCH_LEN >
 R_WORD2 = 15  # hash of the word before the previous one
 R_CLASSES = 16  # character classes of the last eight bytes, 3 bits each, most recent lowest
 R_CLASS_RUNS = 17  # the class of each of the last ten runs of same-class bytes, 3 bits each
-REGISTER_SIZE = 18
+# strength (issue 12): text structure
+R_SENTENCE_WORDS = 18  # words completed since the last . ! ? (capped at 15)
+R_CAPS = 19  # capitalised or not, the last four completed words (bit 0 the latest)
+R_WORD_CAP = 20  # 1 if the current word began with a capital letter
+R_NEST = 21  # ( depth (2 bits), [/{ depth (2 bits), inside "..." (1 bit)
+REGISTER_SIZE = 22
 
 
 class Dims:
@@ -83,12 +99,35 @@ class Dims:
         # per context 1..3, then order 0, match, recurrent, bias
         self.ninputs = (self.nctx * p.ctx_inputs + 1 + (1 if p.match_min else 0)
                         + (1 if p.rnn_hidden else 0) + 1)
+        # strength (issue 12): one run input per context, after order 0
+        self.run_inputs = self.nctx if p.run_inputs else 0
+        self.ninputs += self.run_inputs
+        self.run_entries = 1 << (p.table_bits - 4) if p.run_inputs else 1
         self.nh = max(p.rnn_hidden, 1)  # the recurrent arrays keep one unit when it is off
+        # branch neural2: the RNNME expert's mixer inputs (before the bias)
+        self.rnnme_inputs = p.rnnme_inputs if p.rnnme_hidden and not p.rnnme_pure else 0
+        self.ninputs += self.rnnme_inputs
         self.bptt_rows = p.rnn_bptt + 2
 
     @cached_property
     def states(self) -> StateTable:
         return StateTable(self.params.state_table)
+
+    @cached_property
+    def rnnme(self) -> dict:
+        """branch neural2: the RNNME expert's starting arrays (a one-unit placeholder when off)."""
+        return rnnme_config.initial_arrays(rnnme_config.from_model(self.params), np.int32)
+
+    @cached_property
+    def rnnme_shapes(self) -> dict:
+        """The same arrays' shapes without allocating the direct-connection table."""
+        expert = rnnme_config.from_model(self.params)
+        small = rnnme_config.initial_arrays(replace(expert, me_bits=0), np.int32)
+        shapes = {name: a.shape for name, a in small.items()}
+        if expert.me_bits:
+            shapes["me"] = (1 << expert.me_bits,)
+            shapes["me_n"] = (max(1, (1 << expert.me_bits) >> 4),)
+        return shapes
 
 
 def _config(d: Dims) -> np.ndarray:
@@ -116,6 +155,16 @@ def _config(d: Dims) -> np.ndarray:
         cfg[C_SEL_BASE + k] = rows
         rows += SELECTOR_ROWS[selector]
     cfg[C_KINDS : C_KINDS + d.nctx] = p.contexts
+    cfg[C_RNNME_H] = p.rnnme_hidden
+    cfg[C_RNNME_INPUTS] = d.rnnme_inputs
+    cfg[C_RNNME_APM_W] = p.rnnme_apm_weight
+    cfg[C_RNNME_PURE] = p.rnnme_pure
+    # strength (issue 12)
+    cfg[C_RUN_INPUTS] = p.run_inputs
+    cfg[C_MATCH_RECOVER] = p.match_recover
+    cfg[C_APM_CHAIN] = p.apm_chain
+    cfg[C_APM_CHAIN_W] = p.apm_chain_weight
+    cfg[C_MIXER_INIT] = p.mixer_init
     return cfg
 
 
@@ -123,6 +172,25 @@ def _apm_identity(d: Dims) -> np.ndarray:
     """An APM row's starting points, the identity map: 33 points over the stretch domain, 16-bit."""
     return np.array([detmath.SQUASH[min(4095, max(0, (b - 16) * 128 + 2048))] * 16 for b in range(33)],
                     dtype=np.int32)
+
+
+def _chain_rows(d: Dims, bit: int) -> int:
+    """Rows of the SSE-chain APM selected by `bit` (strength, issue 12); 1 when it is off."""
+    if not d.params.apm_chain & bit:
+        return 1
+    return CHAIN_ROWS[bit]
+
+
+# strength (issue 12): the extra APMs (apm.CHAIN_*, by bit) and their rows
+CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
+CHAIN_ROWS = {CHAIN_ORDER3: 1 << 18, CHAIN_MATCH: 32 * 3 * 256, CHAIN_WORD: 1 << 18,
+              CHAIN_ORDER4: 1 << 18}
+
+
+def _apm_rows(rows: int) -> np.ndarray:
+    """APM rows initialised up front, each the identity map (the RNNME expert's APM: 64 x 256
+    rows, small enough not to need the ready flags of apm1/apm2)."""
+    return np.tile(_apm_identity(None), (rows, 1))
 
 
 @dataclass(frozen=True)
@@ -138,6 +206,25 @@ class Field:
     @property
     def ndim(self) -> int:
         return len(self.shape(_SHAPE_PROBE))
+
+
+def _rnnme_field(name: str, twin: bool) -> Field:
+    """branch neural2: one array of the RNNME expert (rnnme_config.initial_arrays), as rn_<name>."""
+    probe = rnnme_config.initial_arrays(rnnme_config.from_model(ModelParams()), np.int32)[name]
+    return Field("rn_" + name, probe.dtype.name, lambda d: d.rnnme_shapes[name], "rnnme",
+                 lambda d: d.rnnme[name], twin=twin)
+
+
+# the learned arrays the reference twin reproduces; the rest are settings, scratch or moments
+RNNME_TWIN_ARRAYS = ("u1", "w", "vh", "bh", "vl", "bl", "me", "me_n", "hs")
+
+
+def _rnnme_fields() -> tuple:
+    names = rnnme_config.ARRAY_NAMES + rnnme_config.OUT_MOMENT_NAMES + rnnme_config.NET_MOMENT_NAMES
+    fields = tuple(_rnnme_field(name, name in RNNME_TWIN_ARRAYS) for name in names)
+    apm = Field("rn_apm", "int32", lambda d: (64 << 8 if d.params.rnnme_apm_weight else 1, 33),
+                "rnnme_mix", lambda d: _apm_rows(64 << 8 if d.params.rnnme_apm_weight else 1))
+    return fields + (apm,)
 
 
 NODES = 16  # per-node arrays: the nibble tree's nodes are 1..15 (tree.py), index 0 unused
@@ -185,6 +272,22 @@ FIELDS = (
     Field("apm1_ready", "uint8", lambda d: (256 << (8 * d.params.apm1_order),), "apm", twin=False),
     Field("apm2_ready", "uint8", lambda d: (1 << 16,), "apm", twin=False),
     Field("apm_identity", "int32", lambda d: (33,), "apm", _apm_identity, twin=False),
+    # strength (issue 12): run inputs (per context: check byte | last byte << 8 | run << 16,
+    # the entries of the byte being coded and their maps by run length, nibble and expected bit)
+    Field("run_table", "int32", lambda d: (d.nctx, d.run_entries), "runs"),
+    Field("run_idx", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_cur", "int64", lambda d: (d.nctx,), "runs", twin=False),
+    Field("run_p", "int32", lambda d: (d.nctx, 64), "runs", 1 << 21),
+    Field("run_n", "int32", lambda d: (d.nctx, 64), "runs"),
+    # strength (issue 12): the SSE chain's APMs (one row when off)
+    Field("apm_o3", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER3), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER3))),
+    Field("apm_match", "int32", lambda d: (_chain_rows(d, CHAIN_MATCH), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_MATCH))),
+    Field("apm_word", "int32", lambda d: (_chain_rows(d, CHAIN_WORD), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_WORD))),
+    Field("apm_o4", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER4), 33), "apm",
+          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER4))),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
@@ -195,6 +298,7 @@ FIELDS = (
     Field("rnn_s", "float64", lambda d: (d.bptt_rows, d.nh), "rnn", 0.1),
     Field("rnn_x", "int64", lambda d: (d.bptt_rows,), "rnn"),
     Field("rnn_g", "float64", lambda d: (d.bptt_rows, d.nh), "rnn"),
+    Field("rnn_delta", "float64", lambda d: (2, d.nh), "rnn", twin=False),  # bptt's scratch
     Field("rnn_lr", "float64", lambda d: (1,), "rnn", lambda d: d.params.rnn_lr_micro * 1e-6,
           twin=False),
     Field("sig", "float64", lambda d: (detmath.SIGMOID.shape[0],), "rnn",
@@ -211,10 +315,18 @@ FIELDS = (
     Field("node_apm", "int64", lambda d: (NODES, 6), "nibble", node=True, twin=False),
     Field("node_p", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
     Field("node_z", "float64", lambda d: (NODES,), "nibble", node=True, twin=False),
-)
+    # branch neural2: the RNNME expert's per-nibble working set: its nibble distribution, each
+    # node's 12-bit P(1), the (expected nibble, confidence) code, the APM points used
+    Field("node_rn_dist", "float64", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_p", "int32", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_code", "int64", lambda d: (NODES,), "rnnme_mix", node=True, twin=False),
+    Field("node_rn_apm", "int64", lambda d: (NODES, 3), "rnnme_mix", node=True, twin=False),
+    # strength (issue 12): the SSE chain's (row, low point, weight) per APM
+    Field("node_chain", "int64", lambda d: (NODES, 12), "apm", node=True, twin=False),
+) + _rnnme_fields()
 
 _SHAPE_PROBE = Dims(ModelParams())
-DTYPE_GROUPS = ("uint8", "int32", "int64", "float64")  # one packed buffer each, in this order
+DTYPE_GROUPS = ("uint8", "int32", "int64", "float64", "float32")  # one packed buffer each, in this order
 FIELD_INDEX = {f.name: k for k, f in enumerate(FIELDS)}
 NODE_FIELDS = tuple(f for f in FIELDS if f.node)
 MODEL_FIELDS = tuple(f for f in FIELDS if not f.node)
@@ -285,7 +397,7 @@ def allocate_packed(params: ModelParams, huge_pages: bool = True) -> tuple[tuple
     start at zero and their pages are touched only when used).  huge_pages: see _zeros."""
     d, shapes = _shapes(params)
     sizes = dict.fromkeys(DTYPE_GROUPS, 0)
-    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    layout = np.zeros((len(FIELDS), 4), dtype=np.int64)
     for k, (f, shape) in enumerate(zip(FIELDS, shapes)):
         layout[k, 0] = sizes[f.dtype]
         layout[k, 1 : 1 + len(shape)] = shape
@@ -309,7 +421,7 @@ def pack(arrays: dict) -> tuple[tuple, dict]:
     numpy views into those buffers, by name, so Python and the kernels share the memory.
     layout[k] = (offset in its buffer, shape...) of FIELDS[k]."""
     sizes = dict.fromkeys(DTYPE_GROUPS, 0)
-    layout = np.zeros((len(FIELDS), 3), dtype=np.int64)
+    layout = np.zeros((len(FIELDS), 4), dtype=np.int64)
     for k, f in enumerate(FIELDS):
         array = arrays[f.name]
         layout[k, 0] = sizes[f.dtype]

@@ -25,3 +25,18 @@ def node_c0(nibble, hi, j):
 def path_node(value, depth):
     """(node, bit) at `depth` (0..3) on the path of nibble `value`."""
     return (1 << depth) | (value >> (4 - depth)), (value >> (3 - depth)) & 1
+
+
+@kernel(inline=True)
+def expected_bit_of(byte, nibble, hi, j):
+    """The bit `byte` has at node j of the given nibble if its bits agree with the path to j
+    (and, in the low nibble, its high nibble is hi), else -1."""
+    if nibble == 1 and (byte >> 4) != hi:
+        return -1
+    d = 0
+    while (j >> (d + 1)) != 0:
+        d += 1
+    half = byte & 15 if nibble == 1 else byte >> 4
+    if (half >> (4 - d)) != j - (1 << d):
+        return -1
+    return (half >> (3 - d)) & 1

@@ -1,0 +1,128 @@
+"""The RNNME expert as part of the model (branch neural2): the pure-RNNME mode through the API and
+the command line, the expert inside context mixing, its header fields, and their errors.
+Small inputs and small experts; the twin comparison is in tests/test_reference.py."""
+
+import dataclasses
+import json
+
+import pytest
+
+import nncompress
+from nncompress import api
+from nncompress.cli import main
+from nncompress.model.params import ModelParams
+from nncompress.presets import params_for_level, parse_model, rnnme_fields, rnnme_params
+
+SMALL_RNNME = "rnnme,hidden=8,me=16,orders=1-4"
+
+
+def stream_params(archive: bytes) -> ModelParams:
+    import io
+
+    (stream,) = list(api.list_streams(io.BytesIO(archive)))
+    return stream.params
+
+
+def test_pure_rnnme_round_trips_through_the_api(sample_text):
+    data = sample_text[:6000]
+    archive = nncompress.compress(data, model=SMALL_RNNME)
+    assert nncompress.decompress(archive) == data
+    params = stream_params(archive)
+    assert params.rnnme_pure == 1 and params.rnnme_hidden == 8 and params.rnnme_me_bits == 16
+    # it learned: well below 8 bits a byte, and below what an order-0 coder would need (~4.5)
+    assert 8 * len(archive) / len(data) < 4.0
+    # the streaming compressor gives the same bytes
+    comp = nncompress.NNCompressor(model=SMALL_RNNME)
+    assert comp.compress(data[:1000]) + comp.compress(data[1000:]) + comp.flush() == archive
+
+
+def test_pure_rnnme_is_deterministic_and_differs_from_context_mixing(sample_text):
+    data = sample_text[:3000]
+    first = nncompress.compress(data, model=SMALL_RNNME)
+    assert nncompress.compress(data, model=SMALL_RNNME) == first
+    assert nncompress.compress(data, 1) != first
+    assert nncompress.compress(data, model="cm") == nncompress.compress(data)
+
+
+def test_pure_rnnme_round_trips_through_the_cli(tmp_path, sample_text, capsys):
+    path = tmp_path / "doc.txt"
+    path.write_bytes(sample_text[:4000])
+    assert main(["-k", f"--model={SMALL_RNNME}", str(path)]) == 0
+    archive = tmp_path / "doc.txt.nnc"
+    assert stream_params(archive.read_bytes()).rnnme_pure == 1
+    capsys.readouterr()
+    assert main(["-l", str(archive)]) == 0
+    assert "rnnme" in capsys.readouterr().out
+    assert main(["-l", "--json", str(archive)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["model"] == "rnnme" and row["level"] is None
+    path.unlink()
+    assert main(["-d", str(archive)]) == 0
+    assert path.read_bytes() == sample_text[:4000]
+
+
+@pytest.mark.parametrize("spec", ["lstm", "rnnme,hidden", "rnnme,colour=3", "rnnme,orders=0-3",
+                                  "rnnme,hidden=0", "rnnme,me=5", "cm,hidden=3"])
+def test_bad_model_specs_are_rejected(spec, tmp_path, capsys):
+    with pytest.raises(ValueError):
+        parse_model(spec)
+    path = tmp_path / "x"
+    path.write_bytes(b"abc")
+    with pytest.raises(SystemExit) as exit_:  # a usage error, like an unknown option
+        main([f"--model={spec}", str(path)])
+    assert exit_.value.code == 1
+    assert "--model" in capsys.readouterr().err
+    assert not (tmp_path / "x.nnc").exists()
+
+
+def test_model_and_params_together_are_rejected():
+    with pytest.raises(ValueError):
+        nncompress.compress(b"abc", model="rnnme", params=params_for_level(1))
+
+
+def test_expert_inside_context_mixing_round_trips_and_helps(sample_text):
+    """Level 3 with a small expert (input, selector and APM): exact round trip, a header that says
+    so, and a smaller archive than level 3 alone on repetitive English."""
+    from nncompress.model.kinds import Selector, selector_mask
+
+    base = dataclasses.replace(params_for_level(3), table_bits=16, history_bits=16, match_bits=12)
+    with_expert = dataclasses.replace(
+        base, **rnnme_fields(hidden=8, me_bits=18), rnnme_inputs=1, rnnme_apm_weight=4,
+        mixer_select=base.mixer_select | selector_mask(Selector.RNNME))
+    data = sample_text[:20000]
+    archive = nncompress.compress(data, params=with_expert)
+    assert nncompress.decompress(archive) == data
+    assert stream_params(archive) == with_expert
+    assert len(archive) < len(nncompress.compress(data, params=base))
+
+
+def test_expert_fields_off_leave_the_header_unchanged():
+    """An archive without the expert carries no trace of its fields (old readers, golden files)."""
+    p = params_for_level(1)  # every extension off
+    assert p.rnnme_hidden == 0
+    assert ModelParams.from_ints(p.to_ints()) == p
+    names = ModelParams.extension_names()
+    assert all(getattr(p, n) == 0 for n in names if n.startswith("rnnme_"))
+    on = rnnme_params(hidden=4, me_bits=12)
+    assert len(on.to_ints()) > len(dataclasses.replace(p, contexts=on.contexts).to_ints())
+    assert ModelParams.from_ints(on.to_ints()) == on
+
+
+@pytest.mark.parametrize("changes", [
+    dict(rnnme_bptt=8),  # an expert setting without an expert
+    dict(rnnme_hidden=8),  # an expert without its settings
+    dict(rnnme_hidden=8, rnnme_bptt=8, rnnme_me_bits=4, rnnme_features=1, rnnme_lr_micro=1,
+         rnnme_lr_half=1, rnnme_inputs=1),  # a table too small
+    dict(rnnme_hidden=8, rnnme_bptt=8, rnnme_me_bits=12, rnnme_features=3 << 8, rnnme_lr_micro=1,
+         rnnme_lr_half=1, rnnme_inputs=1),  # word feature 3 does not exist
+])
+def test_invalid_expert_settings_are_rejected(changes):
+    with pytest.raises(ValueError):
+        dataclasses.replace(params_for_level(1), **changes).validate()
+
+
+def test_rnnme_selector_needs_the_expert():
+    from nncompress.model.kinds import Selector, selector_mask
+
+    with pytest.raises(ValueError):
+        dataclasses.replace(params_for_level(1), mixer_select=selector_mask(Selector.RNNME)).validate()
