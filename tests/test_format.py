@@ -426,3 +426,14 @@ def test_scan_stream_finds_a_payload_cut_short(seekable):
         with pytest.raises(NNCError) as info:
             _listed(_Source(data[:-cut], seekable=seekable))
         assert str(info.value) == "compressed data ended before the end of the stream (truncated)"
+
+
+def test_parse_size_takes_binary_multiples():
+    cases = {"65536": 65536, "0": 0, "512k": 512 << 10, "4M": 4 << 20, "16MiB": 16 << 20,
+             " 2 gb ": 2 << 30, "1T": 1 << 40, "3KIB": 3 << 10, "7b": 7}
+    assert {text: fmt.parse_size(text) for text in cases} == cases
+    assert fmt.parse_size(4096) == 4096  # an int from the API is a size too
+    for bad in ("lots", "", "4X", "-1M", "1.5M", "4 M B i"):
+        with pytest.raises(ValueError) as info:
+            fmt.parse_size(bad)
+        assert str(info.value) == f"not a size: {bad!r} (e.g. 4M, 16MiB, 65536)"
