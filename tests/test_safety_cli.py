@@ -684,3 +684,92 @@ def test_a_device_whose_close_fails_is_named():
         runner._write_into(sink, io.BytesIO(DATA), None, "in.txt", "/dev/x")
     assert (failed.value.name, str(failed.value)) == ("/dev/x", os.strerror(errno.EIO))
     assert nncompress.decompress(sink.getvalue()) == DATA  # everything was written before
+
+
+# -- standard output in process (Runner.process's to-stdout branch; mutation round 3) ---------
+
+class _Stdout:
+    """Stands in for sys.stdout: std_stream takes its .buffer, which may claim to be a terminal."""
+
+    def __init__(self, tty=False):
+        self.buffer = io.BytesIO()
+        self.buffer.isatty = lambda: tty
+
+
+def test_standard_output_in_process(src, tmp_path, capsys, monkeypatch):
+    def run(*argv, tty=False, stdout=True):
+        out = _Stdout(tty) if stdout else None
+        monkeypatch.setattr(sys, "stdout", out)
+        status = main(list(argv))
+        return status, capsys.readouterr().err, out.buffer.getvalue() if out else None
+
+    name = str(src)
+    status, err, archive = run("-1", "-c", "--rm", name)
+    assert (status, err) == (0, "") and nncompress.decompress(archive) == DATA
+    assert src.read_bytes() == DATA and sorted(os.listdir(tmp_path)) == ["in.txt"]  # --rm ignored, no file
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(archive)
+    assert run("-d", "-c", str(packed)) == (0, "", DATA)
+    # -t writes nothing, and does not even need a standard output
+    assert run("-t", str(packed)) == (0, "", b"")
+    assert run("-t", str(packed), stdout=False) == (0, "", None)
+    # compressed data is not sent to a terminal unless forced; decompressed data is
+    assert run("-1", "-c", name, tty=True) == (
+        1, f"nncompress: {name}: compressed data not written to a terminal (use -f to force)\n", b"")
+    status, err, forced = run("-1", "-c", "-f", name, tty=True)
+    assert (status, err, forced) == (0, "", archive)
+    assert run("-d", "-c", str(packed), tty=True) == (0, "", DATA)
+    # a closed standard output (`>&-`) is named as the output that failed
+    assert run("-1", "-c", name, stdout=False) == (
+        1, f"nncompress: {name}: cannot write (stdout): Bad file descriptor\n", None)
+    # to standard output the set-user-ID bit does not matter: no file is made that could carry it
+    os.chmod(src, 0o644 | stat.S_ISUID)
+    assert run("-1", "-c", name)[:2] == (0, "")
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "p.nnc"]
+
+
+def test_standard_input_to_a_named_output_in_process(tmp_path, capsys, monkeypatch):
+    """From standard input, with -o: -f replaces the output, --rm has nothing to delete, and a
+    file that happens to be called '-' is neither compared with the output nor deleted."""
+    class Stdin:
+        def __init__(self, data):
+            self.buffer = io.BytesIO(data)
+            self.buffer.isatty = lambda: False
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_bytes(b"not the input")
+    (tmp_path / "out.nnc").write_bytes(b"old")
+    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    assert main(["-1", "-f", "--rm", "-o", "out.nnc", "-"]) == 0
+    assert capsys.readouterr().err == ""
+    assert nncompress.decompress((tmp_path / "out.nnc").read_bytes()) == DATA
+    assert (tmp_path / "-").read_bytes() == b"not the input"
+
+
+def test_output_to_an_open_descriptor_appends_in_process(src, tmp_path, capsys):
+    """-o /dev/fd/N writes through descriptor N as the shell opened it (here for appending,
+    `>>`): what the file held stays, and no file replaces the link."""
+    target = tmp_path / "log"
+    target.write_bytes(b"HEAD")
+    with open(target, "ab") as held:
+        status = main(["-1", "-o", f"/dev/fd/{held.fileno()}", str(src)])
+    assert (status, capsys.readouterr().err) == (0, "")
+    blob = target.read_bytes()
+    assert blob[:4] == b"HEAD" and nncompress.decompress(blob[4:]) == DATA
+    assert src.read_bytes() == DATA
+
+
+def test_output_to_descriptor_1_flushes_standard_output_first(src, capfdbinary, monkeypatch):
+    """-o /dev/stdout (descriptor 1) bypasses sys.stdout's buffer: what Python still buffers
+    for it goes out first, so the bytes arrive in order."""
+    flushes = []
+
+    class Stdout:
+        buffer = io.BytesIO()
+        buffer.flush = lambda: flushes.append("stdout")
+
+    monkeypatch.setattr(sys, "stdout", Stdout())
+    assert main(["-1", "-o", "/dev/fd/1", str(src)]) == 0
+    captured = capfdbinary.readouterr()
+    assert flushes == ["stdout"] and captured.err == b""
+    assert nncompress.decompress(captured.out) == DATA
