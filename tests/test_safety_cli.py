@@ -773,3 +773,29 @@ def test_output_to_descriptor_1_flushes_standard_output_first(src, capfdbinary, 
     captured = capfdbinary.readouterr()
     assert flushes == ["stdout"] and captured.err == b""
     assert nncompress.decompress(captured.out) == DATA
+
+
+def test_a_device_or_descriptor_that_cannot_be_opened_is_named(src, tmp_path, capsys, monkeypatch):
+    name = str(src)
+
+    def refuse_devnull(path, *args, **kwargs):
+        if path == os.devnull:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "open", refuse_devnull, raising=False)
+    assert main(["-1", "-o", os.devnull, name]) == 1
+    assert capsys.readouterr().err == f"nncompress: {name}: cannot write {os.devnull}: Permission denied\n"
+    monkeypatch.undo()
+
+    def no_descriptors(fd):
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    with open(tmp_path / "log", "ab") as held:
+        target = f"/dev/fd/{held.fileno()}"
+        monkeypatch.setattr(os, "dup", no_descriptors)
+        status = main(["-1", "-o", target, name])
+        monkeypatch.undo()
+    assert (status, capsys.readouterr().err) == (
+        1, f"nncompress: {name}: cannot write {target}: Too many open files\n")
+    assert (tmp_path / "log").read_bytes() == b"" and src.read_bytes() == DATA
