@@ -550,12 +550,18 @@ def test_every_file_message_exactly(src, tmp_path, capsys, monkeypatch):
 def test_verbose_report_line(src, tmp_path, capsys):
     import re
 
-    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, \d+\.\d KB/s, \d+\.\d\d s\n"
+    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, (\d+\.\d) KB/s, (\d+\.\d\d) s\n"
+    started = time.perf_counter()
     assert main(["-1", "-v", str(src)]) == 0
+    took = time.perf_counter() - started
     packed_size = (tmp_path / "in.txt.nnc").stat().st_size
     match = re.fullmatch(line.format(re.escape(str(src)), "compressed"), capsys.readouterr().err)
     assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
     assert match[3] == f"{8 * packed_size / len(DATA):.3f}"
+    seconds = float(match[5])  # the time of this file's work: within the call's own
+    assert seconds <= took + 0.01
+    if seconds >= 0.1:  # (below, the rounded figure is too coarse to divide by)
+        assert abs(float(match[4]) - len(DATA) / 1024 / seconds) <= 0.1 * len(DATA) / 1024 / seconds
     archive = str(tmp_path / "in.txt.nnc")
     for flags, verb in ((["-t"], "ok"), (["-d", "-f"], "decompressed")):
         assert main([*flags, "-v", archive]) == 0
@@ -739,9 +745,11 @@ def test_standard_input_to_a_named_output_in_process(tmp_path, capsys, monkeypat
     monkeypatch.chdir(tmp_path)
     (tmp_path / "-").write_bytes(b"not the input")
     (tmp_path / "out.nnc").write_bytes(b"old")
-    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    stdin = Stdin(DATA)
+    monkeypatch.setattr(sys, "stdin", stdin)
     assert main(["-1", "-f", "--rm", "-o", "out.nnc", "-"]) == 0
     assert capsys.readouterr().err == ""
+    assert not stdin.buffer.closed  # standard input is the caller's: read, never closed
     assert nncompress.decompress((tmp_path / "out.nnc").read_bytes()) == DATA
     assert (tmp_path / "-").read_bytes() == b"not the input"
 
@@ -799,3 +807,20 @@ def test_a_device_or_descriptor_that_cannot_be_opened_is_named(src, tmp_path, ca
     assert (status, capsys.readouterr().err) == (
         1, f"nncompress: {name}: cannot write {target}: Too many open files\n")
     assert (tmp_path / "log").read_bytes() == b"" and src.read_bytes() == DATA
+
+
+def test_every_file_opened_is_closed(src, tmp_path, monkeypatch):
+    """Runner.process closes the inputs it opened (and only those: standard input stays open,
+    test_standard_input_to_a_named_output_in_process)."""
+    opened = []
+
+    def tracking_open(*args, **kwargs):
+        handle = open(*args, **kwargs)
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(cli, "open", tracking_open, raising=False)
+    assert main(["-1", str(src)]) == 0
+    assert main(["-d", "-f", str(tmp_path / "in.txt.nnc")]) == 0
+    assert main(["-t", str(tmp_path / "in.txt.nnc")]) == 0
+    assert len(opened) >= 3 and all(handle.closed for handle in opened)
