@@ -743,6 +743,11 @@ def test_standard_input_to_a_named_output_in_process(tmp_path, capsys, monkeypat
             self.buffer.isatty = lambda: False
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.nnc").write_bytes(b"old")
+    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    assert main(["-1", "-f", "-o", "out.nnc", "-"]) == 0  # no file '-' to compare with
+    assert capsys.readouterr().err == ""
+    assert nncompress.decompress((tmp_path / "out.nnc").read_bytes()) == DATA
     (tmp_path / "-").write_bytes(b"not the input")
     (tmp_path / "out.nnc").write_bytes(b"old")
     stdin = Stdin(DATA)
@@ -824,3 +829,25 @@ def test_every_file_opened_is_closed(src, tmp_path, monkeypatch):
     assert main(["-d", "-f", str(tmp_path / "in.txt.nnc")]) == 0
     assert main(["-t", str(tmp_path / "in.txt.nnc")]) == 0
     assert len(opened) >= 3 and all(handle.closed for handle in opened)
+
+
+def test_a_standard_output_or_descriptor_that_fails_is_named(src, tmp_path, capsys, monkeypatch):
+    name = str(src)
+
+    def no_space(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    for failing in ("write", "flush"):
+        out = _Stdout()
+        setattr(out.buffer, failing, no_space)
+        monkeypatch.setattr(sys, "stdout", out)
+        assert main(["-1", "-c", name]) == 1
+        assert capsys.readouterr().err == \
+            f"nncompress: {name}: cannot write (stdout): No space left on device\n"
+    # a descriptor the shell opened for reading only (`3<file`): writing through it fails
+    with open(tmp_path / "log", "wb"):
+        pass
+    with open(tmp_path / "log", "rb") as held:
+        target = f"/dev/fd/{held.fileno()}"
+        assert main(["-1", "-o", target, name]) == 1
+    assert capsys.readouterr().err == f"nncompress: {name}: cannot write {target}: Bad file descriptor\n"
