@@ -851,3 +851,25 @@ def test_a_standard_output_or_descriptor_that_fails_is_named(src, tmp_path, caps
         target = f"/dev/fd/{held.fileno()}"
         assert main(["-1", "-o", target, name]) == 1
     assert capsys.readouterr().err == f"nncompress: {name}: cannot write {target}: Bad file descriptor\n"
+
+
+def test_verbose_report_figures_with_a_known_clock(src, tmp_path, capsys, monkeypatch):
+    """The -v line's arithmetic, word for word: Runner.process reads the clock twice per file."""
+    from types import SimpleNamespace
+
+    ticks = iter([1000.0, 1002.5, 7.0, 7.0, 50.0, 50.25])
+    monkeypatch.setattr(cli, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+    assert main(["-1", "-v", str(src)]) == 0
+    packed = (tmp_path / "in.txt.nnc").stat().st_size
+    assert capsys.readouterr().err == (
+        f"{src}: compressed: {len(DATA)} -> {packed} bytes, {8 * packed / len(DATA):.3f} bpc, "
+        f"{len(DATA) / 1024 / 2.5:.1f} KB/s, 2.50 s\n")
+    # no measurable time: speed 0, not a division by zero
+    assert main(["-1", "-v", "-f", str(src)]) == 0
+    assert capsys.readouterr().err.endswith(" bpc, 0.0 KB/s, 0.00 s\n")
+    # an empty input: 0 bpc, not a division by zero
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert main(["-1", "-v", str(empty)]) == 0
+    size = (tmp_path / "empty.nnc").stat().st_size
+    assert capsys.readouterr().err == f"{empty}: compressed: 0 -> {size} bytes, 0.000 bpc, 0.0 KB/s, 0.25 s\n"
