@@ -873,3 +873,29 @@ def test_verbose_report_figures_with_a_known_clock(src, tmp_path, capsys, monkey
     assert main(["-1", "-v", str(empty)]) == 0
     size = (tmp_path / "empty.nnc").stat().st_size
     assert capsys.readouterr().err == f"{empty}: compressed: 0 -> {size} bytes, 0.000 bpc, 0.0 KB/s, 0.25 s\n"
+
+
+def test_no_file_means_standard_input_named_stdin(capsys, monkeypatch):
+    class Stdin:
+        def __init__(self, data):
+            self.buffer = io.BytesIO(data)
+            self.buffer.isatty = lambda: False
+
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    assert main(["-1"]) == 0 and capsys.readouterr().err == ""
+    assert nncompress.decompress(out.buffer.getvalue()) == DATA
+    # messages about standard input call it (stdin)
+    monkeypatch.setattr(sys, "stdin", Stdin(b"not an archive"))
+    assert main(["-d"]) == 1
+    assert capsys.readouterr().err == "nncompress: (stdin): not an nncompress archive (bad magic)\n"
+
+
+def test_an_os_error_without_strerror_keeps_its_text(src, capsys, monkeypatch):
+    def odd(self, name):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(cli.Runner, "process", odd)
+    assert main(["-1", str(src)]) == 1
+    assert capsys.readouterr().err == f"nncompress: {src}: the disk went away\n"
