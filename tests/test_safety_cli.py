@@ -857,13 +857,14 @@ def test_verbose_report_figures_with_a_known_clock(src, tmp_path, capsys, monkey
     """The -v line's arithmetic, word for word: Runner.process reads the clock twice per file."""
     from types import SimpleNamespace
 
-    ticks = iter([1000.0, 1002.5, 7.0, 7.0, 50.0, 50.25])
+    ticks = iter([1000.0, 1000.0078125, 7.0, 7.0, 50.0, 50.25])  # 2**-7 s: 370 KB/s exactly
     monkeypatch.setattr(cli, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
     assert main(["-1", "-v", str(src)]) == 0
     packed = (tmp_path / "in.txt.nnc").stat().st_size
     assert capsys.readouterr().err == (
         f"{src}: compressed: {len(DATA)} -> {packed} bytes, {8 * packed / len(DATA):.3f} bpc, "
-        f"{len(DATA) / 1024 / 2.5:.1f} KB/s, 2.50 s\n")
+        f"370.0 KB/s, 0.01 s\n")
+    assert len(DATA) == 370 * 1024 // 128  # (a large speed, so that /1025 would show)
     # no measurable time: speed 0, not a division by zero
     assert main(["-1", "-v", "-f", str(src)]) == 0
     assert capsys.readouterr().err.endswith(" bpc, 0.0 KB/s, 0.00 s\n")
