@@ -900,3 +900,33 @@ def test_an_os_error_without_strerror_keeps_its_text(src, capsys, monkeypatch):
     monkeypatch.setattr(cli.Runner, "process", odd)
     assert main(["-1", str(src)]) == 1
     assert capsys.readouterr().err == f"nncompress: {src}: the disk went away\n"
+
+
+def test_the_engine_is_aborted_only_when_the_run_is(src, tmp_path, capsys, monkeypatch):
+    """Runner.run closes the -T / --cluster engine normally after its files, and with
+    abort=True (workers stopped, not waited for) when an interruption cuts the run short."""
+    from nncompress import parallel
+
+    closed = []
+    engine = object()
+
+    def engine_in_reserve(self):
+        self._engine = engine  # held, as after -T; the files themselves are done here
+        return None
+
+    monkeypatch.setattr(cli.Runner, "engine", engine_in_reserve)
+    monkeypatch.setattr(parallel, "close_engine", lambda held, abort: closed.append((held, abort)))
+    second = tmp_path / "second.txt"
+    second.write_bytes(DATA)
+    assert main(["-1", str(src), str(second)]) == 0
+    assert closed == [(engine, False)]
+    closed.clear()
+
+    def interrupted(self, name):
+        self.engine()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.Runner, "process", interrupted)
+    assert main(["-1", "-f", str(src), str(second)]) != 0
+    assert closed == [(engine, True)]
+    capsys.readouterr()
