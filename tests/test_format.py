@@ -59,8 +59,22 @@ def test_format_2_override_mask_bounds():
     fmt.put_varint(raw, 1 << fmt.MAX_PARAMS)
     raw += bytes([1]) * 65
     raw += __import__("struct").pack("<I", fmt.crc32(raw))
-    with pytest.raises(NNCError, match="too many model parameters"):
+    with pytest.raises(NNCError) as info:
         fmt.parse_header(bytes(raw))
+    assert str(info.value) == "corrupt archive header: too many model parameters"
+
+
+def test_a_partial_magic_waits_and_anything_else_is_refused():
+    """At the start of the input or after a stream (pos > 0): a prefix of the magic may be a
+    stream still arriving; anything else is not an archive, however short."""
+    for lead in (b"", b"ab"):
+        for cut in range(len(fmt.MAGIC)):
+            with pytest.raises(fmt.NeedMoreData):
+                fmt.parse_header(lead + fmt.MAGIC[:cut], len(lead))
+        for bad in (b"X", b"NX", b"NNX", b"NNC\x1b", b"NNC\x1b" + b"\0" * 20):
+            with pytest.raises(NNCError) as info:
+                fmt.parse_header(lead + bad, len(lead))
+            assert str(info.value) == "not an nncompress archive (bad magic)"
 
 
 MAGIC_V2 = fmt.MAGIC + bytes([2])
@@ -207,6 +221,10 @@ def test_format_2_trailer_only_after_several_blocks():
     trailer = fmt.encode_trailer(300, 9, version=2, blocks=2)
     assert fmt.parse_trailer(trailer, 0, 2, 2) == (300, 9, len(trailer))
     assert fmt.encode_trailer(300, 9, version=1, blocks=1) == trailer  # format 1: always
+    # without a version, these mean format 1 (what the tests' hand-made version-1 archives use)
+    assert fmt.encode_end(300, 9, blocks=1) == b"\0" + trailer
+    assert fmt.parse_trailer(trailer, 0, blocks=1) == (300, 9, len(trailer))
+    assert fmt.encode_trailer(300, 9, blocks=1) == trailer
 
 
 def _header(**change) -> bytes:
@@ -265,6 +283,9 @@ FORMAT_ERRORS += [
     (_v2() + _frame2(10, 4) + b"\0" * 4, "compressed data ended before the end of the stream (truncated)"),
     (_v2() + _frame2(10, 4, last=True) + b"\0" * 4 + b"garbage", "trailing garbage after the compressed stream"),
     (_v2() + b"\1garbage", "trailing garbage after the compressed stream"),
+    # no payload can hold 32,001 bytes: the bound of MAX_RAW_PER_PAYLOAD_BIT (500 per bit) over
+    # the 64 bits of slack (tests/test_safety_api.py::test_the_bound_is_what_format_states)
+    (_v2(block_size=1 << 16) + _frame2(32001, 0), "corrupt archive: block payload too short for its length"),
 ]
 
 
@@ -299,3 +320,122 @@ def test_one_block_stream_lists_its_block_checksum():
     (info,) = fmt.scan(archive)
     assert (info.blocks, info.raw_size, info.crc) == (1, 9, fmt.crc32(b"one block"))
     assert info.header.version == 2 and info.header.preset == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# scan_stream's reader: payloads larger than what it reads ahead, sources that cannot seek, and
+# sources that hand over a few bytes at a time (a pipe).  scan() never decodes, so the payloads
+# here are random bytes: a reader that loses its place parses them as frames and fails.
+
+
+def _big_streams():
+    """Two format-2 streams: 3 blocks whose payloads straddle the 4 KiB read-ahead (with a
+    trailer), then one block that ends the input (no trailer); and what scan must list."""
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    header = fmt.Header(2, 0, (), 1 << 20, preset=1).encode()
+    out, infos = bytearray(), []
+    for sizes in ((20000, 12, 30000), (16000,)):
+        start = len(out)
+        out += header
+        crc = 0
+        for number, size in enumerate(sizes):
+            payload = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+            last = number == len(sizes) - 1
+            out += fmt.encode_block_frame(size + 1, size, 1000 + size, version=2, last=last)
+            out += payload
+            crc = 1000 + size
+        total = sum(size + 1 for size in sizes)
+        if len(sizes) > 1:
+            crc = 77
+            out += fmt.encode_trailer(total, crc, version=2, blocks=len(sizes))
+        infos.append((len(out) - start, total, len(sizes), crc))
+    return bytes(out), infos
+
+
+class _Source:
+    """A file object that records every read; `most` caps what one read returns (a pipe),
+    `seekable` None leaves the method out, an exception class makes it raise."""
+
+    def __init__(self, data, *, seekable=True, most=None):
+        import io
+
+        self._file = io.BytesIO(data)
+        self._most = most
+        self.asked = []
+        self.returned = 0
+        if seekable is None:
+            return
+        if isinstance(seekable, type):
+            def refuse():
+                raise seekable("no")
+            self.seekable = refuse
+        else:
+            self.seekable = lambda: seekable
+            if seekable:
+                self.seek, self.tell = self._file.seek, self._file.tell
+
+    def read(self, size=-1):
+        self.asked.append(size)
+        if self._most is not None:
+            size = self._most if size is None or size < 0 else min(size, self._most)
+        data = self._file.read(size)
+        self.returned += len(data)
+        return data
+
+
+def _listed(source):
+    return [(i.compressed_size, i.raw_size, i.blocks, i.crc) for i in fmt.scan_stream(source)]
+
+
+@pytest.mark.parametrize("kind", ["seekable", "not seekable", "no seekable method",
+                                  "seekable raises OSError", "seekable raises ValueError",
+                                  "pipe, 1000 bytes a read", "pipe, 7 bytes a read"])
+def test_scan_stream_keeps_its_place_over_large_payloads(kind):
+    data, expected = _big_streams()
+    source = {
+        "seekable": lambda: _Source(data),
+        "not seekable": lambda: _Source(data, seekable=False),
+        "no seekable method": lambda: _Source(data, seekable=None),
+        "seekable raises OSError": lambda: _Source(data, seekable=OSError),
+        "seekable raises ValueError": lambda: _Source(data, seekable=ValueError),
+        "pipe, 1000 bytes a read": lambda: _Source(data, seekable=False, most=1000),
+        "pipe, 7 bytes a read": lambda: _Source(data, seekable=False, most=7),
+    }[kind]()
+    assert _listed(source) == expected
+    assert sum(size for size, *_ in expected) == len(data)
+    assert all(size is not None and 0 < size <= 1 << 16 for size in source.asked)
+
+
+def test_scan_stream_seeks_over_payloads_and_reads_ahead_at_most_4_kib():
+    data, expected = _big_streams()
+    source = _Source(data)
+    assert _listed(source) == expected
+    assert all(0 < size <= 4096 for size in source.asked)
+    # the payloads (66,012 of 66,076 bytes) are seeked over, not read: only the read-ahead
+    # after the 2 headers and 4 frames comes in
+    assert source.returned <= 6 * 4096
+
+
+@pytest.mark.parametrize("seekable", [True, False])
+def test_scan_stream_finds_a_payload_cut_short(seekable):
+    """The last stream is one block and ends the input, so no trailer follows its payload:
+    only the payload's own length tells that bytes are missing."""
+    data, expected = _big_streams()
+    assert _listed(_Source(data, seekable=seekable)) == expected
+    for cut in (1, 2, 4095, 4096, 4097, 15999):
+        with pytest.raises(NNCError) as info:
+            _listed(_Source(data[:-cut], seekable=seekable))
+        assert str(info.value) == "compressed data ended before the end of the stream (truncated)"
+
+
+def test_parse_size_takes_binary_multiples():
+    cases = {"65536": 65536, "0": 0, "512k": 512 << 10, "4M": 4 << 20, "16MiB": 16 << 20,
+             " 2 gb ": 2 << 30, "1T": 1 << 40, "3KIB": 3 << 10, "7b": 7}
+    assert {text: fmt.parse_size(text) for text in cases} == cases
+    assert fmt.parse_size(4096) == 4096  # an int from the API is a size too
+    for bad in ("lots", "", "4X", "-1M", "1.5M", "4 M B i"):
+        with pytest.raises(ValueError) as info:
+            fmt.parse_size(bad)
+        assert str(info.value) == f"not a size: {bad!r} (e.g. 4M, 16MiB, 65536)"

@@ -550,12 +550,18 @@ def test_every_file_message_exactly(src, tmp_path, capsys, monkeypatch):
 def test_verbose_report_line(src, tmp_path, capsys):
     import re
 
-    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, \d+\.\d KB/s, \d+\.\d\d s\n"
+    line = r"{}: {}: (\d+) -> (\d+) bytes, (\d+\.\d\d\d) bpc, (\d+\.\d) KB/s, (\d+\.\d\d) s\n"
+    started = time.perf_counter()
     assert main(["-1", "-v", str(src)]) == 0
+    took = time.perf_counter() - started
     packed_size = (tmp_path / "in.txt.nnc").stat().st_size
     match = re.fullmatch(line.format(re.escape(str(src)), "compressed"), capsys.readouterr().err)
     assert match and (int(match[1]), int(match[2])) == (len(DATA), packed_size)
     assert match[3] == f"{8 * packed_size / len(DATA):.3f}"
+    seconds = float(match[5])  # the time of this file's work: within the call's own
+    assert seconds <= took + 0.01
+    if seconds >= 0.1:  # (below, the rounded figure is too coarse to divide by)
+        assert abs(float(match[4]) - len(DATA) / 1024 / seconds) <= 0.1 * len(DATA) / 1024 / seconds
     archive = str(tmp_path / "in.txt.nnc")
     for flags, verb in ((["-t"], "ok"), (["-d", "-f"], "decompressed")):
         assert main([*flags, "-v", archive]) == 0
@@ -684,3 +690,243 @@ def test_a_device_whose_close_fails_is_named():
         runner._write_into(sink, io.BytesIO(DATA), None, "in.txt", "/dev/x")
     assert (failed.value.name, str(failed.value)) == ("/dev/x", os.strerror(errno.EIO))
     assert nncompress.decompress(sink.getvalue()) == DATA  # everything was written before
+
+
+# -- standard output in process (Runner.process's to-stdout branch; mutation round 3) ---------
+
+class _Stdout:
+    """Stands in for sys.stdout: std_stream takes its .buffer, which may claim to be a terminal."""
+
+    def __init__(self, tty=False):
+        self.buffer = io.BytesIO()
+        self.buffer.isatty = lambda: tty
+
+
+def test_standard_output_in_process(src, tmp_path, capsys, monkeypatch):
+    def run(*argv, tty=False, stdout=True):
+        out = _Stdout(tty) if stdout else None
+        monkeypatch.setattr(sys, "stdout", out)
+        status = main(list(argv))
+        return status, capsys.readouterr().err, out.buffer.getvalue() if out else None
+
+    name = str(src)
+    status, err, archive = run("-1", "-c", "--rm", name)
+    assert (status, err) == (0, "") and nncompress.decompress(archive) == DATA
+    assert src.read_bytes() == DATA and sorted(os.listdir(tmp_path)) == ["in.txt"]  # --rm ignored, no file
+    packed = tmp_path / "p.nnc"
+    packed.write_bytes(archive)
+    assert run("-d", "-c", str(packed)) == (0, "", DATA)
+    # -t writes nothing, and does not even need a standard output
+    assert run("-t", str(packed)) == (0, "", b"")
+    assert run("-t", str(packed), stdout=False) == (0, "", None)
+    # compressed data is not sent to a terminal unless forced; decompressed data is
+    assert run("-1", "-c", name, tty=True) == (
+        1, f"nncompress: {name}: compressed data not written to a terminal (use -f to force)\n", b"")
+    status, err, forced = run("-1", "-c", "-f", name, tty=True)
+    assert (status, err, forced) == (0, "", archive)
+    assert run("-d", "-c", str(packed), tty=True) == (0, "", DATA)
+    # a closed standard output (`>&-`) is named as the output that failed
+    assert run("-1", "-c", name, stdout=False) == (
+        1, f"nncompress: {name}: cannot write (stdout): Bad file descriptor\n", None)
+    # to standard output the set-user-ID bit does not matter: no file is made that could carry it
+    os.chmod(src, 0o644 | stat.S_ISUID)
+    assert run("-1", "-c", name)[:2] == (0, "")
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "p.nnc"]
+
+
+def test_standard_input_to_a_named_output_in_process(tmp_path, capsys, monkeypatch):
+    """From standard input, with -o: -f replaces the output, --rm has nothing to delete, and a
+    file that happens to be called '-' is neither compared with the output nor deleted."""
+    class Stdin:
+        def __init__(self, data):
+            self.buffer = io.BytesIO(data)
+            self.buffer.isatty = lambda: False
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out.nnc").write_bytes(b"old")
+    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    assert main(["-1", "-f", "-o", "out.nnc", "-"]) == 0  # no file '-' to compare with
+    assert capsys.readouterr().err == ""
+    assert nncompress.decompress((tmp_path / "out.nnc").read_bytes()) == DATA
+    (tmp_path / "-").write_bytes(b"not the input")
+    (tmp_path / "out.nnc").write_bytes(b"old")
+    stdin = Stdin(DATA)
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["-1", "-f", "--rm", "-o", "out.nnc", "-"]) == 0
+    assert capsys.readouterr().err == ""
+    assert not stdin.buffer.closed  # standard input is the caller's: read, never closed
+    assert nncompress.decompress((tmp_path / "out.nnc").read_bytes()) == DATA
+    assert (tmp_path / "-").read_bytes() == b"not the input"
+
+
+def test_output_to_an_open_descriptor_appends_in_process(src, tmp_path, capsys):
+    """-o /dev/fd/N writes through descriptor N as the shell opened it (here for appending,
+    `>>`): what the file held stays, and no file replaces the link."""
+    target = tmp_path / "log"
+    target.write_bytes(b"HEAD")
+    with open(target, "ab") as held:
+        status = main(["-1", "-o", f"/dev/fd/{held.fileno()}", str(src)])
+    assert (status, capsys.readouterr().err) == (0, "")
+    blob = target.read_bytes()
+    assert blob[:4] == b"HEAD" and nncompress.decompress(blob[4:]) == DATA
+    assert src.read_bytes() == DATA
+
+
+def test_output_to_descriptor_1_flushes_standard_output_first(src, capfdbinary, monkeypatch):
+    """-o /dev/stdout (descriptor 1) bypasses sys.stdout's buffer: what Python still buffers
+    for it goes out first, so the bytes arrive in order."""
+    flushes = []
+
+    class Stdout:
+        buffer = io.BytesIO()
+        buffer.flush = lambda: flushes.append("stdout")
+
+    monkeypatch.setattr(sys, "stdout", Stdout())
+    assert main(["-1", "-o", "/dev/fd/1", str(src)]) == 0
+    captured = capfdbinary.readouterr()
+    assert flushes == ["stdout"] and captured.err == b""
+    assert nncompress.decompress(captured.out) == DATA
+
+
+def test_a_device_or_descriptor_that_cannot_be_opened_is_named(src, tmp_path, capsys, monkeypatch):
+    name = str(src)
+
+    def refuse_devnull(path, *args, **kwargs):
+        if path == os.devnull:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "open", refuse_devnull, raising=False)
+    assert main(["-1", "-o", os.devnull, name]) == 1
+    assert capsys.readouterr().err == f"nncompress: {name}: cannot write {os.devnull}: Permission denied\n"
+    monkeypatch.undo()
+
+    def no_descriptors(fd):
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    with open(tmp_path / "log", "ab") as held:
+        target = f"/dev/fd/{held.fileno()}"
+        monkeypatch.setattr(os, "dup", no_descriptors)
+        status = main(["-1", "-o", target, name])
+        monkeypatch.undo()
+    assert (status, capsys.readouterr().err) == (
+        1, f"nncompress: {name}: cannot write {target}: Too many open files\n")
+    assert (tmp_path / "log").read_bytes() == b"" and src.read_bytes() == DATA
+
+
+def test_every_file_opened_is_closed(src, tmp_path, monkeypatch):
+    """Runner.process closes the inputs it opened (and only those: standard input stays open,
+    test_standard_input_to_a_named_output_in_process)."""
+    opened = []
+
+    def tracking_open(*args, **kwargs):
+        handle = open(*args, **kwargs)
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(cli, "open", tracking_open, raising=False)
+    assert main(["-1", str(src)]) == 0
+    assert main(["-d", "-f", str(tmp_path / "in.txt.nnc")]) == 0
+    assert main(["-t", str(tmp_path / "in.txt.nnc")]) == 0
+    assert len(opened) >= 3 and all(handle.closed for handle in opened)
+
+
+def test_a_standard_output_or_descriptor_that_fails_is_named(src, tmp_path, capsys, monkeypatch):
+    name = str(src)
+
+    def no_space(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    for failing in ("write", "flush"):
+        out = _Stdout()
+        setattr(out.buffer, failing, no_space)
+        monkeypatch.setattr(sys, "stdout", out)
+        assert main(["-1", "-c", name]) == 1
+        assert capsys.readouterr().err == \
+            f"nncompress: {name}: cannot write (stdout): No space left on device\n"
+    # a descriptor the shell opened for reading only (`3<file`): writing through it fails
+    with open(tmp_path / "log", "wb"):
+        pass
+    with open(tmp_path / "log", "rb") as held:
+        target = f"/dev/fd/{held.fileno()}"
+        assert main(["-1", "-o", target, name]) == 1
+    assert capsys.readouterr().err == f"nncompress: {name}: cannot write {target}: Bad file descriptor\n"
+
+
+def test_verbose_report_figures_with_a_known_clock(src, tmp_path, capsys, monkeypatch):
+    """The -v line's arithmetic, word for word: Runner.process reads the clock twice per file."""
+    from types import SimpleNamespace
+
+    ticks = iter([1000.0, 1000.0078125, 7.0, 7.0, 50.0, 50.25])  # 2**-7 s: 370 KB/s exactly
+    monkeypatch.setattr(cli, "time", SimpleNamespace(perf_counter=lambda: next(ticks)))
+    assert main(["-1", "-v", str(src)]) == 0
+    packed = (tmp_path / "in.txt.nnc").stat().st_size
+    assert capsys.readouterr().err == (
+        f"{src}: compressed: {len(DATA)} -> {packed} bytes, {8 * packed / len(DATA):.3f} bpc, "
+        f"370.0 KB/s, 0.01 s\n")
+    assert len(DATA) == 370 * 1024 // 128  # (a large speed, so that /1025 would show)
+    # no measurable time: speed 0, not a division by zero
+    assert main(["-1", "-v", "-f", str(src)]) == 0
+    assert capsys.readouterr().err.endswith(" bpc, 0.0 KB/s, 0.00 s\n")
+    # an empty input: 0 bpc, not a division by zero
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert main(["-1", "-v", str(empty)]) == 0
+    size = (tmp_path / "empty.nnc").stat().st_size
+    assert capsys.readouterr().err == f"{empty}: compressed: 0 -> {size} bytes, 0.000 bpc, 0.0 KB/s, 0.25 s\n"
+
+
+def test_no_file_means_standard_input_named_stdin(capsys, monkeypatch):
+    class Stdin:
+        def __init__(self, data):
+            self.buffer = io.BytesIO(data)
+            self.buffer.isatty = lambda: False
+
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stdin", Stdin(DATA))
+    assert main(["-1"]) == 0 and capsys.readouterr().err == ""
+    assert nncompress.decompress(out.buffer.getvalue()) == DATA
+    # messages about standard input call it (stdin)
+    monkeypatch.setattr(sys, "stdin", Stdin(b"not an archive"))
+    assert main(["-d"]) == 1
+    assert capsys.readouterr().err == "nncompress: (stdin): not an nncompress archive (bad magic)\n"
+
+
+def test_an_os_error_without_strerror_keeps_its_text(src, capsys, monkeypatch):
+    def odd(self, name):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(cli.Runner, "process", odd)
+    assert main(["-1", str(src)]) == 1
+    assert capsys.readouterr().err == f"nncompress: {src}: the disk went away\n"
+
+
+def test_the_engine_is_aborted_only_when_the_run_is(src, tmp_path, capsys, monkeypatch):
+    """Runner.run closes the -T / --cluster engine normally after its files, and with
+    abort=True (workers stopped, not waited for) when an interruption cuts the run short."""
+    from nncompress import parallel
+
+    closed = []
+    engine = object()
+
+    def engine_in_reserve(self):
+        self._engine = engine  # held, as after -T; the files themselves are done here
+        return None
+
+    monkeypatch.setattr(cli.Runner, "engine", engine_in_reserve)
+    monkeypatch.setattr(parallel, "close_engine", lambda held, abort: closed.append((held, abort)))
+    second = tmp_path / "second.txt"
+    second.write_bytes(DATA)
+    assert main(["-1", str(src), str(second)]) == 0
+    assert closed == [(engine, False)]
+    closed.clear()
+
+    def interrupted(self, name):
+        self.engine()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.Runner, "process", interrupted)
+    assert main(["-1", "-f", str(src), str(second)]) != 0
+    assert closed == [(engine, True)]
+    capsys.readouterr()

@@ -305,6 +305,41 @@ def test_many_small_files_go_to_the_workers_whole(sample_text, tmp_path):
                                                           for i, size in enumerate([3000, 50, 0, 7000])]
 
 
+def test_several_files_are_prefetched_and_only_then(sample_text, tmp_path, monkeypatch):
+    """With -T and several files to compress or decompress, one FilePrefetcher sends them
+    ahead and its results are used; one file, or -t, gets none (the output is the same either
+    way, so only counting tells)."""
+    made, used = [], []
+
+    class Counting(parallel.FilePrefetcher):
+        def __init__(self, engine, names, mode, *args, **kwargs):
+            made.append((list(names), mode))
+            super().__init__(engine, names, mode, *args, **kwargs)
+
+        def take(self, name, data):
+            out = super().take(name, data)
+            used.append(out is not None)
+            return out
+
+    monkeypatch.setattr(parallel, "FilePrefetcher", Counting)
+    names = []
+    for i in range(2):
+        names.append(str(tmp_path / f"f{i}.txt"))
+        with open(names[-1], "wb") as f:
+            f.write(sample_text[i * 500 : i * 500 + 2000])
+    packed = [name + ".nnc" for name in names]
+    runs = [(["-1", "-T", "2", *names], (names, "compress")),
+            (["-d", "-f", "-T", "2", *packed], (packed, "decompress")),
+            (["-1", "-f", "-T", "2", names[0]], None),
+            (["-t", "-T", "2", *packed], None)]
+    for argv, expected in runs:
+        made.clear()
+        used.clear()
+        assert main(argv) == 0
+        assert made == ([expected] if expected else [])
+        assert any(used) if expected else not used
+
+
 def test_prefetched_result_is_used_only_for_the_same_bytes(tmp_path):
     path = tmp_path / "a"
     path.write_bytes(b"first version " * 20)
