@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     parser.add_argument("--level", type=int, choices=range(1, 10), metavar="1..9",
                         help=f"compression level, also -1 .. -9 (default {DEFAULT_LEVEL}); "
-                             "higher is smaller and slower. Four models: 1-2, 3-5, 6-8 and 9 "
-                             "(levels within a group are the same model)")
+                             "higher is smaller and slower. Six models: 1-2, 3-5, 6, 7, 8 and 9 "
+                             "(levels within a group are the same model; 9 adds the RNNME expert)")
     parser.add_argument("--model", default="cm", metavar="NAME[,OPT=V...]",
                         help="cm: context mixing at the chosen level (default); rnnme: the RNNME "
                              "network alone, options hidden=64, me=24 (direct-connection table, "
