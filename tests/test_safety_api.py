@@ -353,3 +353,68 @@ def test_decompressor_max_length_none_means_no_limit():
     first = halves.decompress(blob[: len(blob) // 2], max_length=None)
     assert len(first) % 100 == 0 and not halves.eof and halves.needs_input  # whole blocks only
     assert first + halves.decompress(blob[len(blob) // 2 :], None) == TEXT[:300] and halves.eof
+
+
+# -- which engine does the work: threads / client route compress() and decompress() ----------
+# The bytes are the same on every path by design (test_segments.py), so only recording the
+# engine that was made, and the jobs it ran, shows that threads=N or a client was obeyed.
+
+@pytest.fixture
+def engines(monkeypatch):
+    """parallel.make_engine recorded: each engine remembers the threads and client it was made
+    for and counts the jobs it ran (here, in this process)."""
+    from nncompress import parallel
+
+    made = []
+
+    class Recording(parallel.SerialEngine):
+        def __init__(self, threads, client, options):
+            self.made_for = (threads, client)
+            self.options, self.jobs, self.closed = options, 0, False
+
+        def submit(self, fn, *args):
+            self.jobs += 1
+            return super().submit(fn, *args)
+
+        def close(self):
+            self.closed = True
+
+    def make_engine(threads=1, client=None, **options):
+        made.append(Recording(threads, client, options))
+        return made[-1]
+
+    monkeypatch.setattr(parallel, "make_engine", make_engine)
+    return made
+
+
+ROUTED = TEXT[:10_000]  # three 4 KiB segments at level 1
+CLIENT = object()  # stands for a distributed.Client; the recording engine never touches it
+
+
+@pytest.mark.parametrize("threads, client", [(3, None), (0, None), (2, CLIENT), (1, CLIENT)])
+def test_threads_or_a_client_send_the_work_to_that_engine(engines, threads, client):
+    serial = nncompress.compress(ROUTED, 1, block_size=3000, segment_size=4096)
+    assert engines == []  # threads=1 and no client: no engine at all
+    routed = nncompress.compress(ROUTED, 1, block_size=3000, segment_size=4096,
+                                 threads=threads, client=client)
+    assert routed == serial
+    [engine] = engines
+    assert engine.made_for == (threads, client) and engine.jobs == 3 and engine.closed
+    assert engine.options == dict(params=params_for_level(1), segment_size=4096)
+
+    engines.clear()
+    assert nncompress.decompress(serial) == ROUTED and engines == []
+    assert nncompress.decompress(serial, threads=threads, client=client) == ROUTED
+    [engine] = engines
+    assert engine.made_for == (threads, client) and engine.jobs == 3 and engine.closed
+
+
+def test_parameters_reach_the_parallel_path(engines):
+    custom = params_for_level(1)  # given as parameters: a level-0 header, unlike preset 1
+    serial = nncompress.compress(ROUTED, params=custom, block_size=3000, segment_size=4096)
+    assert serial != nncompress.compress(ROUTED, 1, block_size=3000, segment_size=4096)
+    assert nncompress.compress(ROUTED, params=custom, block_size=3000, segment_size=4096,
+                               threads=2) == serial
+    assert engines[-1].options == dict(params=custom, segment_size=4096)
+    assert nncompress.compress(ROUTED, model="cm", params=custom, block_size=3000,
+                               segment_size=4096, threads=2) == serial
