@@ -418,3 +418,22 @@ def test_parameters_reach_the_parallel_path(engines):
     assert engines[-1].options == dict(params=custom, segment_size=4096)
     assert nncompress.compress(ROUTED, model="cm", params=custom, block_size=3000,
                                segment_size=4096, threads=2) == serial
+
+
+def test_model_or_params_but_not_both():
+    from nncompress.presets import parse_model
+
+    custom, small = params_for_level(2), "rnnme,hidden=8,me=16,orders=1-4"
+    assert api.model_params(None, None) is None and api.model_params(None, custom) is custom
+    assert api.model_params("cm", None) is None and api.model_params("cm", custom) is custom
+    assert api.model_params(small, None) == parse_model(small) != params_for_level(6)
+    for model in (small, "rnnme"):
+        with pytest.raises(ValueError) as refused:
+            api.model_params(model, custom)
+        assert str(refused.value) == "give either model or params, not both"
+    # compress() asks it before anything else, on either path
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match="^give either model or params, not both$"):
+            nncompress.compress(b"abc", model="rnnme", params=custom, threads=threads)
+        with pytest.raises(ValueError, match="^unknown model 'lstm'"):
+            nncompress.compress(b"abc", model="lstm", threads=threads)
