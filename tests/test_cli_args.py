@@ -100,6 +100,8 @@ def test_levels_and_files():
     (["-o"], "argument -o/--output: expected one argument"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["-Z"], "unrecognized arguments: -Z"),
+    (["-0"], "unrecognized arguments: -0"),  # levels are 1 .. 9 under every spelling
+    (["-10"], "argument -1: ignored explicit argument '0'"),
 ])
 def test_usage_errors_exit_1_with_the_usage_line_and_one_message(argv, message, capsys):
     with pytest.raises(SystemExit) as stopped:
@@ -148,6 +150,19 @@ def test_help_lists_every_option_and_states_the_real_defaults(capsys):
     assert sorted(named) == sorted([*cli_args.ALIASES, *cli_args.TOOLS])
     for tool in cli_args.TOOLS:
         assert f"'nncompress {tool}" in flat
+
+
+def test_every_option_and_group_is_described():
+    """No option in --help without a line saying what it does (-1 .. -9 are hidden on purpose:
+    --level's help names them)."""
+    parser = build_parser()
+    for action in parser._actions:
+        if action.option_strings[:1] in ([f"-{level}"] for level in range(1, 10)):
+            assert action.help == "==SUPPRESS==", action.option_strings
+        elif action.dest != "files":
+            assert isinstance(action.help, str) and len(action.help) > 8, action.option_strings
+    [parallel] = [group for group in parser._action_groups if group.title == "parallel work"]
+    assert "segments" in parallel.description and "-T" in parallel.description
 
 
 def test_version(capsys):
