@@ -135,7 +135,12 @@ def test_files_that_cannot_be_listed_are_named_and_the_rest_listed(archives, tmp
     assert capsys.readouterr().err == ""
 
 
-def test_an_unreadable_file_is_named_with_the_reason(archives, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("error, message", [
+    (PermissionError(errno.EACCES, "Permission denied"), "Permission denied"),
+    (OSError("no strerror here"), "no strerror here"),
+])
+def test_an_unreadable_file_is_named_with_the_reason(archives, tmp_path, monkeypatch, capsys,
+                                                      error, message):
     one, _ = archives
     path = tmp_path / "a.nnc"
     path.write_bytes(one)
@@ -143,12 +148,42 @@ def test_an_unreadable_file_is_named_with_the_reason(archives, tmp_path, monkeyp
 
     def refusing_open(name, *args, **kwargs):
         if str(name) == str(path):
-            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            raise error
         return real_open(name, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", refusing_open)
     assert main(["-l", str(path)]) == 1
-    assert capsys.readouterr().err == f"nncompress: {path}: Permission denied\n"
+    assert capsys.readouterr().err == f"nncompress: {path}: {message}\n"
+
+
+def test_set_user_id_archives_are_listed(archives, tmp_path, capsys):
+    """Listing writes to standard output, so the special bits that make compression or
+    decompression skip a file (the output could not get them) do not matter here."""
+    path = tmp_path / "a.nnc"
+    path.write_bytes(archives[0])
+    path.chmod(0o4644)
+    [row] = json_rows([str(path)], capsys)
+    assert row["uncompressed"] == len(DATA)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_pure_rnnme_stream_is_shown_as_rnnme(monkeypatch, tmp_path, capsys):
+    """The header's parameters decide the model column (a stand-in listing: no RNNME kernels
+    are compiled for this)."""
+    import dataclasses
+
+    from nncompress import api
+
+    pure = dataclasses.replace(params_for_level(1), rnnme_pure=1)
+    listed = [api.StreamListing(40, 100, None, 2, 1, 0, pure, None),
+              api.StreamListing(40, 100, 1, 2, 1, 0, params_for_level(1), 1)]
+    monkeypatch.setattr(api, "list_streams", lambda source: iter(listed))
+    path = tmp_path / "a.nnc"
+    path.write_bytes(b"")
+    rows = json_rows([str(path)], capsys)
+    assert [row["model"] for row in rows] == ["rnnme", "cm"]
+    assert main(["-l", str(path)]) == 0
+    assert [line.split()[4] for line in capsys.readouterr().out.splitlines()[1:3]] == ["rnnme", "1"]
 
 
 def test_the_file_is_closed_after_listing(archives, tmp_path, monkeypatch, capsys):
