@@ -168,8 +168,9 @@ def test_seek_needs_a_seekable_file(archive):
 
     with nncompress.open(Pipe(archive)) as f:
         assert not f.seekable()
-        with pytest.raises(io.UnsupportedOperation):
+        with pytest.raises(io.UnsupportedOperation) as refused:
             f.seek(10)
+        assert str(refused.value) == "the underlying file is not seekable"
 
 
 # -- damage --
@@ -421,3 +422,11 @@ def test_seek_decodes_only_the_way_to_its_target(text, archive, monkeypatch):
         nibbles["n"] = 0
         assert f.seek(SEG + 1000) == SEG + 1000 and nibbles["n"] == 2 * 1000
         assert f.read(10) == text[SEG + 1000 : SEG + 1010]
+
+
+def test_seek_reads_on_until_its_target_whatever_each_read_gives(text, archive):
+    with nncompress.open(io.BytesIO(archive)) as f:
+        real_read = f.read
+        f.read = lambda size=-1: real_read(min(size, 700) if size >= 0 else 700)
+        assert f.seek(SEG + 3000) == SEG + 3000  # 3000 bytes from segment 1's start, in 5 reads
+        assert real_read(10) == text[SEG + 3000 : SEG + 3010]
