@@ -143,3 +143,91 @@ def test_the_signal_handler_raises_interrupted():
     with pytest.raises(cli_io.Interrupted) as raised:
         cli_io._raise_interrupted(signal.SIGHUP, None)
     assert raised.value.signum == signal.SIGHUP and str(raised.value) == "SIGHUP"
+
+
+# -- _guard_closed_stdio: a closed 0, 1 or 2 is occupied by /dev/null opened the wrong way --
+# In process (mutmut credits only these): each test closes real standard descriptors and puts
+# them back in `finally`; pytest's own capture keeps working on the restored descriptors.
+
+def _devnull_opened_for(fd):
+    """'r' or 'w' when fd is /dev/null opened read-only / write-only, else what it is."""
+    import fcntl
+
+    info, null = os.fstat(fd), os.stat(os.devnull)
+    if (info.st_rdev, stat.S_ISCHR(info.st_mode)) != (null.st_rdev, True):
+        return "not /dev/null"
+    access = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    return {os.O_RDONLY: "r", os.O_WRONLY: "w"}.get(access, "read-write")
+
+
+def _lowest_free_descriptor():
+    probe = os.open(os.devnull, os.O_RDONLY)
+    os.close(probe)
+    return probe
+
+
+def _with_closed(fds, check):
+    """Close fds (a subset of 0, 1, 2), run the guard and check(), then restore them."""
+    saved = {fd: os.dup(fd) for fd in fds}
+    try:
+        lowest_before = _lowest_free_descriptor()
+        for fd in fds:
+            os.close(fd)
+        cli_io._guard_closed_stdio()
+        check()
+        # the guard leaves no descriptor of its own behind
+        assert _lowest_free_descriptor() == lowest_before
+    finally:
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+@pytest.mark.parametrize("fds", [(0,), (1,), (2,), (0, 1, 2), (1, 2)])
+def test_a_closed_standard_descriptor_becomes_dev_null_the_wrong_way_round(fds):
+    before = {fd: os.fstat(fd) for fd in (0, 1, 2) if fd not in fds}
+
+    def check():
+        for fd in fds:
+            assert _devnull_opened_for(fd) == ("w" if fd == 0 else "r"), fd
+        for fd, info in before.items():  # the open ones are left as they were
+            assert (os.fstat(fd).st_dev, os.fstat(fd).st_ino) == (info.st_dev, info.st_ino)
+
+    _with_closed(fds, check)
+
+
+def test_nothing_is_opened_when_no_standard_descriptor_is_closed(monkeypatch):
+    opened = []
+    monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a))
+    cli_io._guard_closed_stdio()
+    assert opened == []
+
+
+def test_a_descriptor_that_cannot_be_guarded_does_not_stop_the_others(monkeypatch):
+    """/dev/null refused once (EMFILE, ENOENT in a chroot...): 0 stays closed and the next
+    open lands on 0, not on 1, so it must be moved to 1 and its own number given back."""
+    real_open, calls = os.open, []
+
+    def open_refusing_first(path, flags, *rest):
+        calls.append((path, flags))
+        if len(calls) == 1:
+            raise OSError(24, "Too many open files")
+        return real_open(path, flags, *rest)
+
+    saved = {fd: os.dup(fd) for fd in (0, 1)}
+    try:
+        lowest_before = _lowest_free_descriptor()
+        os.close(0)
+        os.close(1)
+        monkeypatch.setattr(os, "open", open_refusing_first)
+        cli_io._guard_closed_stdio()
+        monkeypatch.setattr(os, "open", real_open)
+        assert calls == [(os.devnull, os.O_WRONLY), (os.devnull, os.O_RDONLY)]
+        assert _devnull_opened_for(1) == "r"
+        assert _lowest_free_descriptor() == 0  # 0 given back, still closed
+        os.dup2(saved[0], 0)
+        assert _lowest_free_descriptor() == lowest_before
+    finally:
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)

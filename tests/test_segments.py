@@ -168,8 +168,9 @@ def test_seek_needs_a_seekable_file(archive):
 
     with nncompress.open(Pipe(archive)) as f:
         assert not f.seekable()
-        with pytest.raises(io.UnsupportedOperation):
+        with pytest.raises(io.UnsupportedOperation) as refused:
             f.seek(10)
+        assert str(refused.value) == "the underlying file is not seekable"
 
 
 # -- damage --
@@ -381,3 +382,51 @@ def test_segment_size_option_in_one_process(text, archive, tmp_path):
     src.write_bytes(text)
     assert main(["-1", "--segment-size", "8K", "-o", str(tmp_path / "t1.nnc"), str(src)]) == 0
     assert (tmp_path / "t1.nnc").read_bytes() == archive
+
+
+def test_seek_refusals_name_the_problem(archive, tmp_path):
+    with nncompress.open(io.BytesIO(archive)) as f:
+        for args, message in (((0, 3), "invalid whence (3)"), ((-5,), "negative seek position -5"),
+                              ((-1, io.SEEK_CUR), "negative seek position -1"),
+                              ((-36_001, io.SEEK_END), "negative seek position -1")):
+            with pytest.raises(ValueError) as refused:
+                f.seek(*args)
+            assert str(refused.value) == message
+        assert f.seek(0) == 0 and f.seek(0, io.SEEK_END) == 36_000 and f.seek(0) == 0
+    with nncompress.open(tmp_path / "x.nnc", "wb") as f:
+        with pytest.raises(io.UnsupportedOperation) as refused:
+            f.seek(0)
+        assert str(refused.value) == "file not open for reading"
+
+
+def test_seek_decodes_only_the_way_to_its_target(text, archive, monkeypatch):
+    """Forward within a segment reads on from where the file is; a seek to where it is
+    decodes nothing; backwards restarts at the segment's start, not the archive's."""
+    from nncompress.codec import BlockDecoder
+
+    nibbles = {"n": 0}
+    original = BlockDecoder.decode
+
+    def counting(self, max_nibbles):
+        out = original(self, max_nibbles)
+        nibbles["n"] += len(out)
+        return out
+
+    monkeypatch.setattr(BlockDecoder, "decode", counting)
+    with nncompress.open(io.BytesIO(archive)) as f:
+        assert f.seek(SEG + 2000) == SEG + 2000
+        assert nibbles["n"] == 2 * 2000  # from segment 1's start
+        nibbles["n"] = 0
+        assert f.seek(SEG + 2000) == SEG + 2000 and nibbles["n"] == 0
+        assert f.seek(SEG + 3000) == SEG + 3000 and nibbles["n"] == 2 * 1000
+        nibbles["n"] = 0
+        assert f.seek(SEG + 1000) == SEG + 1000 and nibbles["n"] == 2 * 1000
+        assert f.read(10) == text[SEG + 1000 : SEG + 1010]
+
+
+def test_seek_reads_on_until_its_target_whatever_each_read_gives(text, archive):
+    with nncompress.open(io.BytesIO(archive)) as f:
+        real_read = f.read
+        f.read = lambda size=-1: real_read(min(size, 700) if size >= 0 else 700)
+        assert f.seek(SEG + 3000) == SEG + 3000  # 3000 bytes from segment 1's start, in 5 reads
+        assert real_read(10) == text[SEG + 3000 : SEG + 3010]
