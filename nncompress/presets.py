@@ -97,16 +97,9 @@ _DEFAULT_R3 = ModelParams(**dict(
     apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=16,
     table_bits=23, history_bits=24, match_bits=20))
 
-# 20 contexts with 3 inputs and a run input each, 16 MiB per context table, 7 mixers (level 6's
-# and the recurrent-state signs: all but byte 2 back), the mixer boost halved after 128 updates;
-# ~570 MiB
-_STRONG_CM_R3 = ModelParams(**dict(
-    _COMMON, **_ROUND3,
-    contexts=_TWENTY,
-    mixer_lr_decay=128, ctx_inputs=3,
-    mixer_select=_SIX_MIXERS | selector_mask(S.RNN_SIGNS),
-    apm1_order=1, apm1_weight=6, apm2_weight=6, rnn_hidden=32,
-    table_bits=24, history_bits=24, match_bits=22))
+# The above with 16 MiB per context table, a larger match table and 32 recurrent units; ~570 MiB
+_STRONG_CM_R3 = ModelParams(**dict(_DEFAULT_R3.__dict__, rnn_hidden=32, table_bits=24,
+                                   match_bits=22))
 
 
 # Level 9: the above with the RNNME expert (16 units, 2^22 direct-connection weights = 16 MiB,
