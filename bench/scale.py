@@ -2,8 +2,8 @@
 
     NNC_CORPORA=DIR python bench/scale.py input OUT [--repeat K]      build the English input
     python bench/scale.py curve INPUT --levels 1,6 --sizes 1M,4M [-j 2]
-    python bench/scale.py threads INPUT --level 6 --segment-size 4M [--threads 1,2]
-    python bench/scale.py big INPUT --level 1 [--cluster-workers 2]
+    python bench/scale.py threads INPUT --level 6 --segment-size 4M [--threads 1,2] [--cluster-workers 2]
+    python bench/scale.py big INPUT --level 1 [--cluster-workers 2] [--skip-local]
 
 `input` concatenates shared corpus files (English first) into one file, repeated K times (K > 1 only
 for throughput runs: repeats make bpc meaningless).  `curve` prints, per level, the compressed size
@@ -131,7 +131,12 @@ def threads(args) -> None:
             print(f"-T {n} decompress: {seconds:.1f} s, {total / 1024 / seconds:.1f} KB/s, "
                   f"round trip {'exact' if ok else 'WRONG'}, load {os.getloadavg()}", flush=True)
             os.unlink(restored)
-    print("archives identical:", len(set(archives.values())) == 1)
+        print("archives identical:", len(set(archives.values())) == 1, flush=True)
+        if args.cluster_workers:
+            _cluster_round_trip(args.cluster_workers, args.input, os.path.join(tmp, "cluster.nnc"),
+                                os.path.join(tmp, "cluster.out"), level=args.level,
+                                local=archives[counts[0]], want=_sha256(args.input),
+                                segment_size=args.segment_size)
 
 
 def big(args) -> None:
@@ -143,41 +148,61 @@ def big(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "t2.nnc")
         restored = os.path.join(tmp, "t2.out")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        seconds = _timed(exe + ["-T", "2", "-c", args.input], stdout=open(archive, "wb"))
-        print(f"-T 2 compress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, "
-              f"{os.path.getsize(archive)} bytes", flush=True)
-        seconds = _timed(exe + ["-d", "-T", "2", "-c", archive], stdout=open(restored, "wb"))
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        print(f"-T 2 decompress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, sha256 "
-              f"{'verified' if _sha256(restored) == want else 'WRONG'}; largest process peak "
-              f"{max(peak, before) >> 10} MiB", flush=True)
-        local = _sha256(archive)
-        os.unlink(restored)
+        local = None
+        if not args.skip_local:
+            local = _local_big(args, exe, total, want, archive, restored)
         if not args.cluster_workers:
             return
-        from distributed import Client, LocalCluster
+        _cluster_round_trip(args.cluster_workers, args.input, os.path.join(tmp, "cluster.nnc"), restored,
+                            level=args.level, local=local, want=want)
 
-        from nncompress import cluster as nnc_cluster
 
-        with LocalCluster(n_workers=args.cluster_workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None) as lc, Client(lc) as client:
-            archive2 = os.path.join(tmp, "cluster.nnc")
-            began = time.perf_counter()
-            with open(args.input, "rb") as src, open(archive2, "wb") as dst:
-                nnc_cluster.compress_file(client, src, dst, level=args.level,
-                                          size=os.path.getsize(args.input))  # as the CLI declares it
-            seconds = time.perf_counter() - began
-            print(f"cluster compress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, archive "
-                  f"{'identical to -T 2' if _sha256(archive2) == local else 'DIFFERENT'}", flush=True)
-            began = time.perf_counter()
-            with open(archive2, "rb") as src, open(restored, "wb") as dst:
-                nnc_cluster.decompress_file(client, src, dst)
-            seconds = time.perf_counter() - began
-            peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
-            print(f"cluster decompress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, sha256 "
-                  f"{'verified' if _sha256(restored) == want else 'WRONG'}; worker peaks (MiB) "
-                  f"{sorted(peaks.values())}", flush=True)
+def _local_big(args, exe, total, want, archive, restored):
+    """-T 2 both ways through the command line; returns the archive's sha256."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    seconds = _timed(exe + ["-T", "2", "-c", args.input], stdout=open(archive, "wb"))
+    print(f"-T 2 compress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, "
+          f"{os.path.getsize(archive)} bytes", flush=True)
+    seconds = _timed(exe + ["-d", "-T", "2", "-c", archive], stdout=open(restored, "wb"))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(f"-T 2 decompress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, sha256 "
+          f"{'verified' if _sha256(restored) == want else 'WRONG'}; largest process peak "
+          f"{max(peak, before) >> 10} MiB", flush=True)
+    local = _sha256(archive)
+    os.unlink(restored)
+    return local
+
+
+def _cluster_round_trip(workers, source_path, archive, restored, *, level, local, want,
+                        segment_size=None):
+    """Both ways through a LocalCluster of processes on 127.0.0.1; local: the sha256 of the
+    archive a local run wrote (None: print the cluster archive's own size and sha256)."""
+    from distributed import Client, LocalCluster
+
+    from nncompress import cluster as nnc_cluster
+
+    total = os.path.getsize(source_path)
+    extra = {} if segment_size is None else {"segment_size": parse_size(segment_size)}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      host="127.0.0.1", dashboard_address=None) as lc, Client(lc) as client:
+        began = time.perf_counter()
+        with open(source_path, "rb") as src, open(archive, "wb") as dst:
+            nnc_cluster.compress_file(client, src, dst, level=level, size=total, **extra)  # as the CLI does
+        seconds = time.perf_counter() - began
+        got = _sha256(archive)
+        same = (f"sha256 {got}" if local is None
+                else "identical to the local archive" if got == local else "DIFFERENT from the local archive")
+        print(f"cluster compress ({workers} workers): {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, "
+              f"{os.path.getsize(archive)} bytes, {same}; load {os.getloadavg()}", flush=True)
+        began = time.perf_counter()
+        with open(archive, "rb") as src, open(restored, "wb") as dst:
+            nnc_cluster.decompress_file(client, src, dst)
+        seconds = time.perf_counter() - began
+        peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
+        print(f"cluster decompress: {seconds:.0f} s, {total / 1024 / seconds:.1f} KB/s, sha256 "
+              f"{'verified' if _sha256(restored) == want else 'WRONG'}; worker peaks (MiB) "
+              f"{sorted(peaks.values())}; load {os.getloadavg()}", flush=True)
+        os.unlink(restored)
 
 
 def main() -> None:
@@ -198,11 +223,15 @@ def main() -> None:
     p.add_argument("--level", type=int, default=6)
     p.add_argument("--segment-size", default="4M")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--cluster-workers", type=int, default=0,
+                   help="also both ways through a LocalCluster of this many workers, compared with -T")
     p.set_defaults(run=threads)
     p = sub.add_parser("big")
     p.add_argument("input")
     p.add_argument("--level", type=int, default=1)
     p.add_argument("--cluster-workers", type=int, default=2)
+    p.add_argument("--skip-local", action="store_true",
+                   help="only the cluster pass (its archive's size and sha256 are printed)")
     p.set_defaults(run=big)
     args = parser.parse_args()
     args.run(args)
