@@ -647,3 +647,89 @@ def test_find_segment_finds_every_byte_of_every_segment(blocked):
         assert segments.find_segment(part, part[-1].raw_end) is None
         assert segments.find_segment(part, part[-1].raw_end + 5) is None
     assert segments.find_segment([], 0) is None
+
+
+# -- the segment pipeline's own accounting and messages (parallel.py, one process) --
+
+def _damaged(archive, *, payload=(), header=()):
+    table = segments.index_segments(io.BytesIO(archive))
+    out = bytearray(archive)
+    for i in payload:
+        out[table[i].offset + table[i].compressed_size // 2] ^= 0x55
+    for i in header:
+        out[table[i].offset + 5] ^= 0x01
+    return bytes(out), table
+
+
+def test_pipeline_counts_and_reports_progress_per_segment(text, archive):
+    sizes = [SEG] * 4 + [36_000 - 4 * SEG]
+    sink, seen = io.BytesIO(), []
+    assert parallel.compress_stream(io.BytesIO(text), sink, parallel.SerialEngine(), level=1,
+                                    segment_size=SEG, progress=seen.append, size=len(text)) == (36_000, len(archive))
+    assert sink.getvalue() == archive and seen == sizes
+    sink, seen = io.BytesIO(), []
+    assert parallel.decompress_stream(io.BytesIO(archive), sink, parallel.SerialEngine(),
+                                      progress=seen.append) == (len(archive), 36_000)
+    assert sink.getvalue() == text and seen == sizes
+    seen = []  # checking only (-t): nothing written, the same counts
+    assert parallel.decompress_stream(io.BytesIO(archive), None, parallel.SerialEngine(), verify_all=True,
+                                      progress=seen.append) == (len(archive), 36_000)
+    assert seen == sizes
+    for bad, message in ((None, "parallel compression needs a segment size"),
+                         (4095, "segment size must be at least 4096 bytes")):
+        with pytest.raises(ValueError) as refused:
+            parallel.compress_stream(io.BytesIO(text), io.BytesIO(), parallel.SerialEngine(), level=1,
+                                     segment_size=bad)
+        assert str(refused.value) == message
+
+
+def test_checking_names_every_damaged_segment_word_for_word(text, archive):
+    def check(blob):
+        return _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), None, parallel.SerialEngine(),
+                                                           verify_all=True))
+
+    blob, table = _damaged(archive, payload=[2], header=[1])
+    assert check(blob) == (
+        f"2 of 5 segments damaged (3 verified): segment 1 (at byte {table[1].offset} of the archive): "
+        "corrupt archive header (checksum mismatch); "
+        f"segment 2 (at byte {table[2].offset} of the archive): corrupt archive: block checksum "
+        "mismatch (data damaged)")
+    assert check(archive[:-1]) == (
+        f"1 of 5 segments damaged (4 verified): segment 4 (at byte {table[4].offset} of the archive): "
+        "compressed data ended before the end of the stream (truncated)")
+    blob, _ = _damaged(archive, payload=[0, 4])
+    assert check(blob).startswith("2 of 5 segments damaged (3 verified): segment 0 (at byte 0 of the "
+                                  "archive): corrupt archive: block checksum mismatch (data damaged); "
+                                  f"segment 4 (at byte {table[4].offset} of the archive): ")
+    single = nncompress.compress(text[:3000], 1)
+    assert check(single[:-2]) == "compressed data ended before the end of the stream (truncated)"
+    damaged = bytearray(single)
+    damaged[len(damaged) // 2] ^= 0x55
+    bare = _refusal(lambda: segments.decompress_segment(bytes(damaged)))
+    assert bare.startswith("corrupt archive: ") and check(bytes(damaged)) == bare
+
+
+def test_decoding_stops_at_the_first_damaged_segment_after_writing_the_ones_before(text, archive):
+    blob, table = _damaged(archive, payload=[2])
+    sink = io.BytesIO()
+    assert _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine())) == \
+        f"segment 2 (at byte {table[2].offset} of the archive): corrupt archive: block checksum mismatch (data damaged)"
+    assert sink.getvalue() == text[: 2 * SEG]
+    blob, _ = _damaged(archive, header=[1])
+    sink = io.BytesIO()
+    assert _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine())) == \
+        f"segment 1 (at byte {table[1].offset} of the archive): corrupt archive header (checksum mismatch)"
+    # (bad framing is met while reading ahead, possibly before segment 0's result is taken)
+    assert text[:SEG].startswith(sink.getvalue())
+
+
+def test_the_command_line_check_names_every_damaged_segment(archive, tmp_path, capsys):
+    blob, table = _damaged(archive, payload=[3], header=[0])
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(blob)
+    assert main(["-t", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"nncompress: {path}: 2 of 5 segments damaged (3 verified): segment 0 (at byte 0 of the "
+        "archive): corrupt archive header (checksum mismatch); "
+        f"segment 3 (at byte {table[3].offset} of the archive): corrupt archive: block checksum "
+        "mismatch (data damaged)\n")
