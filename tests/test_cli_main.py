@@ -268,3 +268,171 @@ def test_close_engine_closes_what_was_made_and_forgets_it(monkeypatch):
     run._engine = False  # "one process": nothing to close
     run.close_engine(True)
     assert calls == [(engine, False)]
+
+
+# -- Runner.transform: what each path is given (the bytes are compared with the library's) --
+
+TEXT = b"".join(b"line %05d: the quick brown fox jumps over the lazy dog\n" % i for i in range(200))  # 11,200
+
+
+@pytest.fixture
+def doc(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "doc.txt"
+    path.write_bytes(TEXT)
+    return path
+
+
+@pytest.fixture
+def progress_seen(monkeypatch):
+    """Runner.progress replaced: records (total, name) and the sum of the updates of each bar."""
+    seen = []
+
+    def fake_progress(self, total, name):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def bar():
+            entry = [total, name, 0]
+            seen.append(entry)
+
+            def update(n):
+                entry[2] += n
+
+            yield update
+
+        return bar()
+
+    monkeypatch.setattr(cli.Runner, "progress", fake_progress)
+    return seen
+
+
+@pytest.fixture(params=["one process", "engine"])
+def path_taken(request, monkeypatch):
+    """Both of transform's paths: the block-streaming one, and the segment engine's (here a
+    SerialEngine standing in for -T's pool, so everything stays in this process)."""
+    if request.param == "engine":
+        engines = []
+
+        def engine(self):
+            if not engines:
+                engines.append(parallel.SerialEngine())
+            return engines[0]
+
+        monkeypatch.setattr(cli.Runner, "engine", engine)
+    return request.param
+
+
+def test_each_path_writes_the_librarys_bytes_and_counts_them(doc, path_taken, progress_seen, capsys):
+    import nncompress
+
+    assert main(["-1", "-v", "-k", str(doc)]) == 0
+    packed = (doc.parent / "doc.txt.nnc").read_bytes()
+    assert packed == nncompress.compress(TEXT, 1)  # a regular file: the model sized to it
+    assert capsys.readouterr().err.startswith(f"{doc}: compressed: {len(TEXT)} -> {len(packed)} bytes, ")
+    assert progress_seen == [[len(TEXT), "doc.txt", len(TEXT)]]
+    progress_seen.clear()
+    os.unlink(doc)
+    assert main(["-d", "-v", str(doc) + ".nnc"]) == 0
+    assert doc.read_bytes() == TEXT
+    assert f": decompressed: {len(TEXT)} -> {len(packed)} bytes, " in capsys.readouterr().err
+    assert progress_seen == [[len(TEXT), "doc.txt.nnc", len(TEXT)]]  # the total the archive records
+    progress_seen.clear()
+    assert main(["-t", "-v", str(doc) + ".nnc"]) == 0
+    assert f": ok: {len(TEXT)} -> {len(packed)} bytes, " in capsys.readouterr().err
+    assert progress_seen == [[len(TEXT), "doc.txt.nnc", len(TEXT)]]
+
+
+def test_each_path_takes_the_level_the_segment_size_and_the_model(doc, path_taken, monkeypatch):
+    import nncompress
+    from nncompress import presets
+    from nncompress.model.params import ModelParams
+
+    assert main(["-2", "-f", "--segment-size", "4K", str(doc)]) == 0
+    assert (doc.parent / "doc.txt.nnc").read_bytes() == nncompress.compress(TEXT, 2, segment_size=4096)
+    # a model given as parameters (what --model rnnme gives; a small context-mixing one here,
+    # so nothing new is compiled): a level-0 header, whatever the level
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    monkeypatch.setattr(presets, "parse_model", lambda spec: custom)
+    assert main(["-f", "-o", "m.nnc", str(doc)]) == 0
+    assert (doc.parent / "m.nnc").read_bytes() == nncompress.compress(TEXT, params=custom)
+
+
+def test_standard_input_is_coded_without_a_declared_size(doc, path_taken, progress_seen, monkeypatch):
+    """A pipe's length is unknown until its end: no size is declared, so the model is not fitted
+    to it (the same bytes as the streaming API without a size), and progress has no total."""
+    import io
+
+    import nncompress
+
+    class Stdin:
+        buffer = io.BytesIO(TEXT)
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    assert main(["-1", "-o", "piped.nnc"]) == 0
+    streaming = nncompress.NNCompressor(1)
+    assert (doc.parent / "piped.nnc").read_bytes() == streaming.compress(TEXT) + streaming.flush()
+    assert progress_seen == [[None, "-", len(TEXT)]]
+    progress_seen.clear()
+    Stdin.buffer = io.BytesIO((doc.parent / "piped.nnc").read_bytes())
+    assert main(["-d", "-o", "back"]) == 0
+    assert (doc.parent / "back").read_bytes() == TEXT
+    assert progress_seen == [[None, "-", len(TEXT)]]
+
+
+def test_the_first_run_announces_the_compile_from_the_work_itself(doc, monkeypatch, capsys):
+    class Terminal:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            return self.stream.write(text)
+
+        def flush(self):
+            self.stream.flush()
+
+    monkeypatch.setattr(sys, "stderr", Terminal(sys.stderr))
+    monkeypatch.setattr(cli, "kernels_cached", lambda: False)
+    assert main(["-1", "-k", str(doc)]) == 0
+    assert capsys.readouterr().err == "nncompress: compiling kernels (first run only)...\n"
+
+
+def test_several_files_on_an_engine_are_prefetched_whole_and_the_results_used(tmp_path, monkeypatch):
+    """-T with several files: small files (up to a segment, inclusive) go to the engine ahead
+    and their results are written; a larger one is coded in segments as it is read."""
+    import nncompress
+
+    made, taken = [], []
+
+    class Counting(parallel.FilePrefetcher):
+        def __init__(self, engine, names, mode, limit, **options):
+            made.append((list(names), mode, limit, options))
+            super().__init__(engine, names, mode, limit, **options)
+
+        def take(self, name, data):
+            out = super().take(name, data)
+            taken.append((os.path.basename(name), len(data), out is not None))
+            return out
+
+    monkeypatch.setattr(parallel, "FilePrefetcher", Counting)
+    monkeypatch.setattr(cli.Runner, "engine", lambda self: self._engine or parallel.SerialEngine())
+    monkeypatch.chdir(tmp_path)
+    sizes = {"a": 4096, "b": 300, "c": 4097}
+    for name, size in sizes.items():
+        (tmp_path / name).write_bytes(TEXT[:size])
+    assert main(["-2", "--segment-size", "4K", "a", "b", "c"]) == 0
+    assert made == [(["a", "b", "c"], "compress", 4096, dict(level=2, params=None))]
+    assert taken == [("a", 4096, True), ("b", 300, True)]  # c is over a segment: not asked for
+    for name, size in sizes.items():
+        assert (tmp_path / f"{name}.nnc").read_bytes() == nncompress.compress(TEXT[:size], 2, segment_size=4096)
+        os.unlink(tmp_path / name)
+    made.clear()
+    taken.clear()
+    assert main(["-d", "--segment-size", "4K", "a.nnc", "b.nnc", "c.nnc"]) == 0
+    assert made[0][:3] == (["a.nnc", "b.nnc", "c.nnc"], "decompress", 4096)
+    assert [name for name, _, used in taken if used] == ["a.nnc", "b.nnc", "c.nnc"]  # archives are small
+    for name, size in sizes.items():
+        assert (tmp_path / name).read_bytes() == TEXT[:size]
