@@ -200,3 +200,73 @@ def test_targets_catalog_names_and_path_precedence(tmp_path, monkeypatch):
     assert target.files[0].read_bytes() == b"my own grammar"
     with pytest.raises(corpora.CorpusError, match="nosuch: no such file, directory or corpus set"):
         targets.resolve(["nosuch"], store)
+
+
+# -- mutation testing (issue 9): the member search, every archive type, the exact refusals --
+
+def _tar(mode, members):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tgz", "w:gz"), (".tar", "w"),
+                                          (".tar.bz2", "w:bz2"), (".tar.xz", "w:xz")])
+def test_a_member_is_found_by_its_last_name_part_in_every_tar_type(suffix, mode):
+    blob = _tar(mode, [("top/data.txt", None), ("top/deep/data.txt", b"nested member\n"),
+                       ("top/deep/other", b"other")])
+    url = f"http://mirror.invalid/set{suffix}?from=catalog"  # the address's path decides the type
+    assert corpora._extract(blob, url, "data.txt") == b"nested member\n"  # the directory is skipped
+    assert corpora._extract(blob, url, "") == blob  # no member: the download itself
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(blob, url, "deep/data.txt")
+    assert str(refused.value) == f"{url}: archive has no member 'deep/data.txt'"
+
+
+def test_a_zip_member_is_found_by_its_last_name_part():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("top/deep/my file", b"spaced\n")
+        archive.writestr("top/deep/data.txt", b"zipped\n")
+    url = "http://mirror.invalid/set.zip"
+    assert corpora._extract(buffer.getvalue(), url, "data.txt") == b"zipped\n"
+    assert corpora._extract(buffer.getvalue(), url, "my file") == b"spaced\n"
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(buffer.getvalue(), url, "file")
+    assert str(refused.value) == f"{url}: archive has no member 'file'"
+
+
+def test_unknown_archive_types_and_derivations_are_named():
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(b"blob", "http://mirror.invalid/set.rar", "x")
+    assert str(refused.value) == "http://mirror.invalid/set.rar: unknown archive type (expected .zip or .tar.gz)"
+    assert corpora._derive(b"abcdef", "head:4") == b"abcd" and corpora._derive(b"abcdef", "") == b"abcdef"
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._derive(b"abcdef", "tail:4")
+    assert str(refused.value) == "unknown derivation 'tail:4'"
+
+
+def test_locate_and_resolve_set_without_the_check_and_with_their_catalog(tmp_path, monkeypatch):
+    data = b"the quick brown fox\n" * 10
+    entry = _entry("fox.txt", data)
+    (tmp_path / "fox.txt").write_bytes(b"damaged")
+    assert corpora.locate(entry, tmp_path, check=False) == tmp_path / "fox.txt"  # not read at all
+    catalog = {"fox.txt": entry}  # a name the shipped catalog does not have
+    assert corpora.resolve_set("tiny", tmp_path, check=False, catalog=catalog) == [tmp_path / "fox.txt"]
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.resolve_set("tiny", tmp_path, catalog=catalog)
+    assert str(refused.value) == (f"{tmp_path / 'fox.txt'}: size 7 bytes does not match the catalog's 200 "
+                                  "for 'fox.txt' (wrong or damaged file; fetch it again)")
+    monkeypatch.setenv("NNC_CORPORA", str(tmp_path / "empty"))
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.locate(entry)
+    assert str(refused.value) == (f"corpus file 'fox.txt' not found in {tmp_path / 'empty'}; "
+                                  "run 'nncompress bench fetch tiny' or pass --corpora DIR")
