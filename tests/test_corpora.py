@@ -270,3 +270,36 @@ def test_locate_and_resolve_set_without_the_check_and_with_their_catalog(tmp_pat
         corpora.locate(entry)
     assert str(refused.value) == (f"corpus file 'fox.txt' not found in {tmp_path / 'empty'}; "
                                   "run 'nncompress bench fetch tiny' or pass --corpora DIR")
+
+
+def test_sha256_file_reads_bounded_pieces(tmp_path, monkeypatch):
+    data = bytes(range(256)) * (3 * 4096 + 7)  # 3 MiB and a bit
+    path = tmp_path / "big"
+    path.write_bytes(data)
+    asked = []
+    real_open = open
+
+    class Recording:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, size=-1):
+            asked.append(size)
+            return self.f.read(size)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    monkeypatch.setattr(corpora, "open", lambda p, mode="r": Recording(real_open(p, mode)), raising=False)
+    assert corpora.sha256_file(path) == hashlib.sha256(data).hexdigest()
+    assert len(asked) == 5 and all(size is not None and 0 < size <= 1 << 20 for size in asked)
+
+
+def test_fetch_usage_errors_name_the_tool(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        corpora.fetch_main(["--bogus"])
+    assert stopped.value.code == 1
+    assert capsys.readouterr().err.startswith("usage: nncompress bench fetch [-h] [--dest DEST]")
