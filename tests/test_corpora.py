@@ -305,3 +305,49 @@ def test_fetch_usage_errors_name_the_tool(capsys, monkeypatch):
     assert stopped.value.code == 1
     assert capsys.readouterr().err == ("usage: nncompress bench fetch [-h] [--dest DEST] [--base-url BASE_URL] "
                                        "[SET ...]\nnncompress bench fetch: unrecognized arguments: --bogus\n")
+
+
+def test_load_catalog_reads_a_given_file_with_short_rows_and_missing_columns(tmp_path):
+    sha = "AB" * 32
+    full = tmp_path / "full.tsv"
+    full.write_text("# a comment line\n\nname\tset\tbytes\tsha256\tkind\turl\tmember\tderive\n"
+                    f"café.txt\tmine\t3\t{sha}\tplain text\thttp://h/a b.zip\tin/café.txt\thead:3\n"
+                    f"b.txt\tmine\t5\t{sha}\n", encoding="utf-8")
+    assert corpora.load_catalog(full) == {
+        "café.txt": corpora.CorpusFile("café.txt", "mine", 3, sha.lower(), "plain text", "http://h/a b.zip",
+                                       "in/café.txt", "head:3"),
+        "b.txt": corpora.CorpusFile("b.txt", "mine", 5, sha.lower(), "", "", "", "")}
+    bare = tmp_path / "bare.tsv"  # only the required columns
+    bare.write_text(f"name\tset\tbytes\tsha256\nc.txt\tother\t7\t{sha}\n", encoding="utf-8")
+    assert corpora.load_catalog(str(bare)) == {
+        "c.txt": corpora.CorpusFile("c.txt", "other", 7, sha.lower(), "", "", "", "")}
+
+
+def test_fetch_returns_every_path_logs_each_step_and_makes_its_folder(http_root, tmp_path, monkeypatch, capsys):
+    root, base = http_root
+    good = b"hello corpus\n" * 50
+    (root / "a.txt").write_bytes(good)
+    catalog = {"a.txt": _entry("a.txt", good)}
+    dest = tmp_path / "deep" / "er" / "dest"  # made with its parents
+    logged = []
+    assert corpora.fetch(["tiny"], dest, base_url=base + "/", catalog=catalog, log=logged.append) == [dest / "a.txt"]
+    assert logged == [f"a.txt: downloading {base}/a.txt", f"a.txt: {len(good):,} bytes, sha256 verified"]
+    logged.clear()
+    assert corpora.fetch(["tiny"], dest, base_url=base, catalog=catalog, log=logged.append) == [dest / "a.txt"]
+    assert logged == ["a.txt: present and verified"]
+    # no folder given: the user cache; no log given: standard error
+    monkeypatch.setattr(corpora, "default_fetch_dir", lambda: tmp_path / "cache" / "nncompress" / "corpora")
+    assert corpora.fetch(["tiny"], None, base_url=base, catalog=catalog) == \
+        [tmp_path / "cache" / "nncompress" / "corpora" / "a.txt"]
+    captured = capsys.readouterr()
+    said = [line for line in captured.err.splitlines() if not line.startswith("127.0.0.1 ")]  # (the server's)
+    assert captured.out == "" and said == [f"a.txt: downloading {base}/a.txt",
+                                           f"a.txt: {len(good):,} bytes, sha256 verified"]
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("a.txt", good)
+    (root / "set.zip").write_bytes(zipped.getvalue())
+    canonical = {"a.txt": _entry("a.txt", good, url=f"{base}/set.zip", member="a.txt")}
+    logged.clear()
+    assert corpora.fetch(["tiny"], tmp_path / "d3", catalog=canonical, log=logged.append) == [tmp_path / "d3" / "a.txt"]
+    assert logged == [f"a.txt: downloading {base}/set.zip", f"a.txt: {len(good):,} bytes, sha256 verified"]
