@@ -4,6 +4,7 @@ import functools
 import hashlib
 import http.server
 import io
+import os
 import tarfile
 import threading
 import zipfile
@@ -351,3 +352,54 @@ def test_fetch_returns_every_path_logs_each_step_and_makes_its_folder(http_root,
     logged.clear()
     assert corpora.fetch(["tiny"], tmp_path / "d3", catalog=canonical, log=logged.append) == [tmp_path / "d3" / "a.txt"]
     assert logged == [f"a.txt: downloading {base}/set.zip", f"a.txt: {len(good):,} bytes, sha256 verified"]
+
+
+def test_fetch_writes_through_a_hidden_temporary_beside_the_target_and_cleans_up(http_root, tmp_path, monkeypatch):
+    root, base = http_root
+    (root / "MIRRORX").mkdir()  # a mirror path ending in X: only "/" is stripped from it
+    good, other = b"hello corpus\n" * 50, b"other corpus\n" * 40
+    (root / "MIRRORX" / "a.txt").write_bytes(good)
+    (root / "MIRRORX" / "b.txt").write_bytes(other)
+    catalog = {"a.txt": _entry("a.txt", good), "b.txt": _entry("b.txt", other)}
+    dest = tmp_path / "dest"
+    placed = []
+    real_replace = corpora.os.replace
+
+    def recording_replace(source, target):
+        placed.append((source, target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(corpora.os, "replace", recording_replace)
+    assert corpora.fetch(["tiny"], dest, base_url=base + "/MIRRORX/", catalog=catalog, log=lambda m: None) == \
+        [dest / "a.txt", dest / "b.txt"]
+    for (source, target), name in zip(placed, ("a.txt", "b.txt")):
+        assert os.path.dirname(source) == str(dest) and os.path.basename(source).startswith(f".{name}.")
+        assert target == dest / name
+    def full_disk(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(corpora.os, "replace", full_disk)
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.fetch(["tiny"], tmp_path / "full", base_url=base + "/MIRRORX", catalog=catalog, log=lambda m: None)
+    assert str(refused.value) == ("a.txt: download failed: [Errno 28] No space left on device\n"
+                                  "b.txt: download failed: [Errno 28] No space left on device")
+    assert os.listdir(tmp_path / "full") == []  # no temporary left behind
+
+
+def test_unknown_set_names_the_sets_of_the_catalog_given():
+    catalog = {"a.txt": _entry("a.txt", b"x"), "b.txt": _entry("b.txt", b"y", "other")}
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.set_files("nope", catalog)
+    assert str(refused.value) == "unknown corpus set or file 'nope' (sets: tiny, other, all)"
+
+
+def test_fetch_tool_says_where_the_files_are(http_root, tmp_path, monkeypatch, capsys):
+    root, base = http_root
+    catalog = corpora.load_catalog()
+    entry = catalog["grammar.lsp"]
+    monkeypatch.setattr(corpora, "fetch", lambda sets, dest, base_url, catalog: [Path("x")] * len(sets))
+    assert corpora.fetch_main(["grammar.lsp", "xargs.1", "--dest", str(tmp_path / "d")]) == 0
+    assert capsys.readouterr().out == f"2 files ready in {tmp_path / 'd'}\n"
+    monkeypatch.setattr(corpora, "default_fetch_dir", lambda: tmp_path / "cache")
+    assert corpora.fetch_main([entry.name]) == 0
+    assert capsys.readouterr().out == f"1 files ready in {tmp_path / 'cache'}\n"
