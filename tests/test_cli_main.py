@@ -147,6 +147,7 @@ def test_a_broken_pipe_is_one_line_and_stdout_goes_to_dev_null(tmp_path, monkeyp
             pass
 
     try:
+        run_recorded(monkeypatch, ["x"])  # whatever main loads on first use, loaded before counting
         free = _lowest_free_descriptor()
         monkeypatch.setattr(sys, "stdout", FakeStdout())
         assert run_recorded(monkeypatch, ["x"], _raise(BrokenPipeError(errno.EPIPE, "Broken pipe")))[0] == 1
@@ -168,6 +169,7 @@ def test_a_broken_pipe_without_a_real_stdout_is_still_one_line(stdout, monkeypat
         def write(self, text):
             return len(text)
 
+    run_recorded(monkeypatch, ["x"])  # whatever main loads on first use, loaded before counting
     free = _lowest_free_descriptor()
     monkeypatch.setattr(sys, "stdout", None if stdout is None else NoFileno())
     status, _ = run_recorded(monkeypatch, ["x"], _raise(BrokenPipeError(errno.EPIPE, "Broken pipe")))
