@@ -733,3 +733,17 @@ def test_the_command_line_check_names_every_damaged_segment(archive, tmp_path, c
         "archive): corrupt archive header (checksum mismatch); "
         f"segment 3 (at byte {table[3].offset} of the archive): corrupt archive: block checksum "
         "mismatch (data damaged)\n")
+
+
+def test_format_1_segments_are_walked_with_their_own_framing(text):
+    """Version 1's block frames code the length differently (no 'last' bit) and always end with
+    an end marker and a trailer: the walk must read each stream with its own header's version."""
+    streams = [segments.compress_segment(text[i : i + SEG], 1, block_size=3000, format_version=1, preset_id=1)
+               for i in range(0, 3 * SEG, SEG)]
+    blob = b"".join(streams)
+    assert [p.data for p in _split(blob)] == streams
+    assert [p.data for p in _split(blob, recover=True, chunk=7)] == streams
+    assert [e.compressed_size for e in segments.index_segments(io.BytesIO(blob))] == [len(s) for s in streams]
+    sink = io.BytesIO()
+    assert parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine()) == (len(blob), 3 * SEG)
+    assert sink.getvalue() == text[: 3 * SEG]
