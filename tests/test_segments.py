@@ -738,8 +738,8 @@ def test_the_command_line_check_names_every_damaged_segment(archive, tmp_path, c
 def test_format_1_segments_are_walked_with_their_own_framing(text):
     """Version 1's block frames code the length differently (no 'last' bit) and always end with
     an end marker and a trailer: the walk must read each stream with its own header's version."""
-    streams = [segments.compress_segment(text[i : i + SEG], 1, block_size=3000, format_version=1, preset_id=1)
-               for i in range(0, 3 * SEG, SEG)]
+    streams = [segments.compress_segment(text[i : i + SEG], 1, block_size=block, format_version=1, preset_id=1)
+               for i, block in zip(range(0, 3 * SEG, SEG), (3000, 1 << 20, 3000))]  # 3, 1 and 3 blocks
     blob = b"".join(streams)
     assert [p.data for p in _split(blob)] == streams
     assert [p.data for p in _split(blob, recover=True, chunk=7)] == streams
