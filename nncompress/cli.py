@@ -456,9 +456,12 @@ def main(argv=None) -> int:
         # the reader went away (e.g. `| head`): not our error to shout about, but not success
         try:
             # and keep the interpreter's final flush of stdout from reporting it again
+            target = sys.stdout.fileno()  # first: without a stdout, nothing is opened to leak
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+            try:
+                os.dup2(devnull, target)
+            finally:
+                os.close(devnull)
         except (OSError, ValueError, AttributeError):
             pass
         say("nncompress: broken pipe")

@@ -4,6 +4,7 @@ import functools
 import hashlib
 import http.server
 import io
+import os
 import tarfile
 import threading
 import zipfile
@@ -200,3 +201,205 @@ def test_targets_catalog_names_and_path_precedence(tmp_path, monkeypatch):
     assert target.files[0].read_bytes() == b"my own grammar"
     with pytest.raises(corpora.CorpusError, match="nosuch: no such file, directory or corpus set"):
         targets.resolve(["nosuch"], store)
+
+
+# -- mutation testing (issue 9): the member search, every archive type, the exact refusals --
+
+def _tar(mode, members):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tgz", "w:gz"), (".tar", "w"),
+                                          (".tar.bz2", "w:bz2"), (".tar.xz", "w:xz")])
+def test_a_member_is_found_by_its_last_name_part_in_every_tar_type(suffix, mode):
+    blob = _tar(mode, [("top/data.txt", None), ("top/deep/data.txt", b"nested member\n"),
+                       ("top/deep/other", b"other")])
+    url = f"http://mirror.invalid/set{suffix}?from=catalog"  # the address's path decides the type
+    assert corpora._extract(blob, url, "data.txt") == b"nested member\n"  # the directory is skipped
+    assert corpora._extract(blob, url, "") == blob  # no member: the download itself
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(blob, url, "deep/data.txt")
+    assert str(refused.value) == f"{url}: archive has no member 'deep/data.txt'"
+
+
+def test_a_zip_member_is_found_by_its_last_name_part():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("top/deep/my file", b"spaced\n")
+        archive.writestr("top/deep/data.txt", b"zipped\n")
+    url = "http://mirror.invalid/set.zip"
+    assert corpora._extract(buffer.getvalue(), url, "data.txt") == b"zipped\n"
+    assert corpora._extract(buffer.getvalue(), url, "my file") == b"spaced\n"
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(buffer.getvalue(), url, "file")
+    assert str(refused.value) == f"{url}: archive has no member 'file'"
+
+
+def test_unknown_archive_types_and_derivations_are_named():
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._extract(b"blob", "http://mirror.invalid/set.rar", "x")
+    assert str(refused.value) == "http://mirror.invalid/set.rar: unknown archive type (expected .zip or .tar.gz)"
+    assert corpora._derive(b"abcdef", "head:4") == b"abcd" and corpora._derive(b"abcdef", "") == b"abcdef"
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora._derive(b"abcdef", "tail:4")
+    assert str(refused.value) == "unknown derivation 'tail:4'"
+
+
+def test_locate_and_resolve_set_without_the_check_and_with_their_catalog(tmp_path, monkeypatch):
+    data = b"the quick brown fox\n" * 10
+    entry = _entry("fox.txt", data)
+    (tmp_path / "fox.txt").write_bytes(b"damaged")
+    assert corpora.locate(entry, tmp_path, check=False) == tmp_path / "fox.txt"  # not read at all
+    catalog = {"fox.txt": entry}  # a name the shipped catalog does not have
+    assert corpora.resolve_set("tiny", tmp_path, check=False, catalog=catalog) == [tmp_path / "fox.txt"]
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.resolve_set("tiny", tmp_path, catalog=catalog)
+    assert str(refused.value) == (f"{tmp_path / 'fox.txt'}: size 7 bytes does not match the catalog's 200 "
+                                  "for 'fox.txt' (wrong or damaged file; fetch it again)")
+    monkeypatch.setenv("NNC_CORPORA", str(tmp_path / "empty"))
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.locate(entry)
+    assert str(refused.value) == (f"corpus file 'fox.txt' not found in {tmp_path / 'empty'}; "
+                                  "run 'nncompress bench fetch tiny' or pass --corpora DIR")
+
+
+def test_sha256_file_reads_bounded_pieces(tmp_path, monkeypatch):
+    data = bytes(range(256)) * (3 * 4096 + 7)  # 3 MiB and a bit
+    path = tmp_path / "big"
+    path.write_bytes(data)
+    asked = []
+    real_open = open
+
+    class Recording:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, size=-1):
+            asked.append(size)
+            return self.f.read(size)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    monkeypatch.setattr(corpora, "open", lambda p, mode="r": Recording(real_open(p, mode)), raising=False)
+    assert corpora.sha256_file(path) == hashlib.sha256(data).hexdigest()
+    assert len(asked) == 5 and all(size is not None and 0 < size <= 1 << 20 for size in asked)
+
+
+def test_fetch_usage_errors_name_the_tool(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # one usage line, whatever the terminal
+    with pytest.raises(SystemExit) as stopped:
+        corpora.fetch_main(["--bogus"])
+    assert stopped.value.code == 1
+    assert capsys.readouterr().err == ("usage: nncompress bench fetch [-h] [--dest DEST] [--base-url BASE_URL] "
+                                       "[SET ...]\nnncompress bench fetch: unrecognized arguments: --bogus\n")
+
+
+def test_load_catalog_reads_a_given_file_with_short_rows_and_missing_columns(tmp_path):
+    sha = "AB" * 32
+    full = tmp_path / "full.tsv"
+    full.write_text("# a comment line\n\nname\tset\tbytes\tsha256\tkind\turl\tmember\tderive\n"
+                    f"café.txt\tmine\t3\t{sha}\tplain text\thttp://h/a b.zip\tin/café.txt\thead:3\n"
+                    f"b.txt\tmine\t5\t{sha}\n", encoding="utf-8")
+    assert corpora.load_catalog(full) == {
+        "café.txt": corpora.CorpusFile("café.txt", "mine", 3, sha.lower(), "plain text", "http://h/a b.zip",
+                                       "in/café.txt", "head:3"),
+        "b.txt": corpora.CorpusFile("b.txt", "mine", 5, sha.lower(), "", "", "", "")}
+    bare = tmp_path / "bare.tsv"  # only the required columns
+    bare.write_text(f"name\tset\tbytes\tsha256\nc.txt\tother\t7\t{sha}\n", encoding="utf-8")
+    assert corpora.load_catalog(str(bare)) == {
+        "c.txt": corpora.CorpusFile("c.txt", "other", 7, sha.lower(), "", "", "", "")}
+
+
+def test_fetch_returns_every_path_logs_each_step_and_makes_its_folder(http_root, tmp_path, monkeypatch, capsys):
+    root, base = http_root
+    good = b"hello corpus\n" * 50
+    (root / "a.txt").write_bytes(good)
+    catalog = {"a.txt": _entry("a.txt", good)}
+    dest = tmp_path / "deep" / "er" / "dest"  # made with its parents
+    logged = []
+    assert corpora.fetch(["tiny"], dest, base_url=base + "/", catalog=catalog, log=logged.append) == [dest / "a.txt"]
+    assert logged == [f"a.txt: downloading {base}/a.txt", f"a.txt: {len(good):,} bytes, sha256 verified"]
+    logged.clear()
+    assert corpora.fetch(["tiny"], dest, base_url=base, catalog=catalog, log=logged.append) == [dest / "a.txt"]
+    assert logged == ["a.txt: present and verified"]
+    # no folder given: the user cache; no log given: standard error
+    monkeypatch.setattr(corpora, "default_fetch_dir", lambda: tmp_path / "cache" / "nncompress" / "corpora")
+    assert corpora.fetch(["tiny"], None, base_url=base, catalog=catalog) == \
+        [tmp_path / "cache" / "nncompress" / "corpora" / "a.txt"]
+    captured = capsys.readouterr()
+    said = [line for line in captured.err.splitlines() if not line.startswith("127.0.0.1 ")]  # (the server's)
+    assert captured.out == "" and said == [f"a.txt: downloading {base}/a.txt",
+                                           f"a.txt: {len(good):,} bytes, sha256 verified"]
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("a.txt", good)
+    (root / "set.zip").write_bytes(zipped.getvalue())
+    canonical = {"a.txt": _entry("a.txt", good, url=f"{base}/set.zip", member="a.txt")}
+    logged.clear()
+    assert corpora.fetch(["tiny"], tmp_path / "d3", catalog=canonical, log=logged.append) == [tmp_path / "d3" / "a.txt"]
+    assert logged == [f"a.txt: downloading {base}/set.zip", f"a.txt: {len(good):,} bytes, sha256 verified"]
+
+
+def test_fetch_writes_through_a_hidden_temporary_beside_the_target_and_cleans_up(http_root, tmp_path, monkeypatch):
+    root, base = http_root
+    (root / "MIRRORX").mkdir()  # a mirror path ending in X: only "/" is stripped from it
+    good, other = b"hello corpus\n" * 50, b"other corpus\n" * 40
+    (root / "MIRRORX" / "a.txt").write_bytes(good)
+    (root / "MIRRORX" / "b.txt").write_bytes(other)
+    catalog = {"a.txt": _entry("a.txt", good), "b.txt": _entry("b.txt", other)}
+    dest = tmp_path / "dest"
+    placed = []
+    real_replace = corpora.os.replace
+
+    def recording_replace(source, target):
+        placed.append((source, target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(corpora.os, "replace", recording_replace)
+    assert corpora.fetch(["tiny"], dest, base_url=base + "/MIRRORX/", catalog=catalog, log=lambda m: None) == \
+        [dest / "a.txt", dest / "b.txt"]
+    for (source, target), name in zip(placed, ("a.txt", "b.txt")):
+        assert os.path.dirname(source) == str(dest) and os.path.basename(source).startswith(f".{name}.")
+        assert target == dest / name
+    def full_disk(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(corpora.os, "replace", full_disk)
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.fetch(["tiny"], tmp_path / "full", base_url=base + "/MIRRORX", catalog=catalog, log=lambda m: None)
+    assert str(refused.value) == ("a.txt: download failed: [Errno 28] No space left on device\n"
+                                  "b.txt: download failed: [Errno 28] No space left on device")
+    assert os.listdir(tmp_path / "full") == []  # no temporary left behind
+
+
+def test_unknown_set_names_the_sets_of_the_catalog_given():
+    catalog = {"a.txt": _entry("a.txt", b"x"), "b.txt": _entry("b.txt", b"y", "other")}
+    with pytest.raises(corpora.CorpusError) as refused:
+        corpora.set_files("nope", catalog)
+    assert str(refused.value) == "unknown corpus set or file 'nope' (sets: tiny, other, all)"
+
+
+def test_fetch_tool_says_where_the_files_are(http_root, tmp_path, monkeypatch, capsys):
+    root, base = http_root
+    catalog = corpora.load_catalog()
+    entry = catalog["grammar.lsp"]
+    monkeypatch.setattr(corpora, "fetch", lambda sets, dest, base_url, catalog: [Path("x")] * len(sets))
+    assert corpora.fetch_main(["grammar.lsp", "xargs.1", "--dest", str(tmp_path / "d")]) == 0
+    assert capsys.readouterr().out == f"2 files ready in {tmp_path / 'd'}\n"
+    monkeypatch.setattr(corpora, "default_fetch_dir", lambda: tmp_path / "cache")
+    assert corpora.fetch_main([entry.name]) == 0
+    assert capsys.readouterr().out == f"1 files ready in {tmp_path / 'cache'}\n"

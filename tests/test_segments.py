@@ -430,3 +430,320 @@ def test_seek_reads_on_until_its_target_whatever_each_read_gives(text, archive):
         f.read = lambda size=-1: real_read(min(size, 700) if size >= 0 else 700)
         assert f.seek(SEG + 3000) == SEG + 3000  # 3000 bytes from segment 1's start, in 5 reads
         assert real_read(10) == text[SEG + 3000 : SEG + 3010]
+
+
+# -- the framing walk, word for word (split_streams for -T/-t, index_segments for seek) --
+
+@pytest.fixture(scope="module")
+def blocked(text):
+    """text in 5 segments of 3, 3, 3, 3 and 2 blocks of 3,000 bytes: every segment ends with a
+    trailer (its total length), which the framing walk checks against its blocks."""
+    return nncompress.compress(text, 1, block_size=3000, segment_size=SEG)
+
+
+def _refusal(call):
+    with pytest.raises(NNCError) as refused:
+        call()
+    return str(refused.value)
+
+
+def _split(blob, **options):
+    return list(segments.split_streams(io.BytesIO(blob), **options))
+
+
+def _with_trailer_length(blob, entry, total):
+    """blob with the trailer of segment `entry` stating `total` raw bytes (same varint width)."""
+    from nncompress.format import put_varint
+
+    old, new = bytearray(), bytearray()
+    put_varint(old, entry.raw_size)
+    put_varint(new, total)
+    assert len(old) == len(new)
+    at = entry.offset + entry.compressed_size - 4 - len(old)
+    assert blob[at : at + len(old)] == old
+    return blob[:at] + bytes(new) + blob[at + len(old):]
+
+
+def test_segment_size_floor_is_inclusive_and_named():
+    assert segments.check_segment_size(None) is None
+    assert segments.check_segment_size(4096) == 4096 == segments.MIN_SEGMENT_SIZE
+    with pytest.raises(ValueError) as refused:
+        segments.check_segment_size(4095)
+    assert str(refused.value) == "segment size must be at least 4096 bytes"
+
+
+def test_read_segments_cuts_whole_pieces_however_the_source_reads():
+    data = bytes(range(256)) * 40  # 10,240 bytes: two 4 KiB segments and 2,048 bytes
+
+    class Trickle(io.RawIOBase):
+        """Gives at most 700 bytes a read, and records what was asked."""
+
+        def __init__(self, payload):
+            self.inner, self.asked = io.BytesIO(payload), []
+
+        def readable(self):
+            return True
+
+        def read(self, size=-1):
+            self.asked.append(size)
+            return self.inner.read(min(size, 700))
+
+    expected = [data[:4096], data[4096:8192], data[8192:]]
+    assert list(segments.read_segments(io.BytesIO(data), 4096)) == expected
+    assert list(segments.read_segments(io.BytesIO(data), 4096, chunk=1000)) == expected
+    source = Trickle(data)
+    assert list(segments.read_segments(source, 4096, chunk=1000)) == expected
+    assert max(source.asked) == 1000 and min(source.asked) > 0  # never past a piece's end
+    assert 4096 - 5 * 700 in source.asked  # the rest of a piece, not a whole chunk
+    assert list(segments.read_segments(io.BytesIO(data[:8192]), 4096)) == expected[:2]  # no empty third
+    assert list(segments.read_segments(io.BytesIO(b""), 4096)) == [b""]  # an empty file: one empty piece
+
+
+def test_decompress_segment_takes_exactly_one_stream(text, blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+    first = blocked[: table[0].compressed_size]
+    assert segments.decompress_segment(first) == text[:SEG]
+    assert _refusal(lambda: segments.decompress_segment(first[:-1])) == \
+        "compressed data ended before the end of the stream (truncated)"
+    assert _refusal(lambda: segments.decompress_segment(first + b"x")) == \
+        "trailing data after the end of the compressed stream"
+    assert _refusal(lambda: segments.decompress_segment(blocked)) == \
+        "trailing data after the end of the compressed stream"  # a second segment is not welcome
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 1000, 7])
+def test_split_streams_cuts_at_every_segment(text, blocked, chunk):
+    table = segments.index_segments(io.BytesIO(blocked))
+    pieces = _split(blocked, chunk=chunk)
+    assert [(p.index, p.offset, p.error) for p in pieces] == [(e.index, e.offset, None) for e in table]
+    assert [p.data for p in pieces] == [blocked[e.offset : e.offset + e.compressed_size] for e in table]
+    assert pieces == _split(blocked, recover=True, chunk=chunk)
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 7])
+def test_split_streams_names_the_segment_and_the_problem_exactly(blocked, chunk):
+    table = segments.index_segments(io.BytesIO(blocked))
+
+    def refused(blob):
+        return _refusal(lambda: _split(blob, chunk=chunk))
+
+    at = "segment {} (at byte {} of the archive): ".format
+    truncated = "compressed data ended before the end of the stream (truncated)"
+    assert refused(b"") == "no compressed data (empty input)"
+    assert refused(b"junk" + blocked) == at(0, 0) + "not an nncompress archive (bad magic)"
+    assert refused(blocked[:-1]) == at(4, table[4].offset) + truncated
+    assert refused(blocked[: table[3].offset + 3]) == at(3, table[3].offset) + truncated
+    assert refused(blocked + b"junk") == at(5, len(blocked)) + "trailing garbage after the compressed stream"
+    assert refused(blocked + b"NN") == at(5, len(blocked)) + truncated
+    # a header that starts right but is damaged is a damaged segment, not trailing garbage
+    damaged = bytearray(blocked)
+    damaged[table[1].offset + 5] ^= 0x01
+    assert refused(bytes(damaged)) == at(1, table[1].offset) + "corrupt archive header (checksum mismatch)"
+    assert refused(_with_trailer_length(blocked, table[2], SEG - 1)) == \
+        at(2, table[2].offset) + "corrupt archive: trailer length does not match the blocks"
+    # the first block frame of segment 3 claims more than the stream's block size
+    frame = table[3].offset + len(table[3].header.encode())
+    damaged = bytearray(blocked)
+    damaged[frame : frame + 2] = b"\xff\x7f"
+    assert refused(bytes(damaged)) == \
+        at(3, table[3].offset) + "corrupt archive: block longer than the stream's block size"
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 1000, 7])
+def test_recovery_goes_on_at_the_next_good_header(blocked, chunk):
+    """-t's walk: a damaged segment becomes a piece without data, named with its offset and its
+    problem, and the search goes on at the next header that checks out, skipping anything that
+    only looks like one."""
+    table = segments.index_segments(io.BytesIO(blocked))
+
+    def stream(i):
+        return blocked[table[i].offset : table[i].offset + table[i].compressed_size]
+
+    def walk(blob):
+        return [(p.index, p.offset, p.data, p.error) for p in _split(blob, recover=True, chunk=chunk)]
+
+    damaged = bytearray(blocked)
+    damaged[table[1].offset + 5] ^= 0x01  # segment 1's header checksum
+    middle = table[1].offset + table[1].compressed_size // 2
+    damaged[middle : middle + 12] = b"NNC\x1a" + bytes(8)  # a false header inside segment 1
+    assert walk(bytes(damaged)) == [
+        (0, 0, stream(0), None),
+        (1, table[1].offset, None, "corrupt archive header (checksum mismatch)"),
+        (2, table[2].offset, stream(2), None), (3, table[3].offset, stream(3), None),
+        (4, table[4].offset, stream(4), None)]
+    assert walk(_with_trailer_length(blocked, table[2], SEG + 1))[1:4] == [
+        (1, table[1].offset, stream(1), None),
+        (2, table[2].offset, None, "corrupt archive: trailer length does not match the blocks"),
+        (3, table[3].offset, stream(3), None)]
+    truncated = "compressed data ended before the end of the stream (truncated)"
+    assert walk(blocked[:-1])[3:] == [(3, table[3].offset, stream(3), None),
+                                      (4, table[4].offset, None, truncated)]
+    assert walk(blocked + b"junk")[4:] == [(4, table[4].offset, stream(4), None),
+                                           (5, len(blocked), None, "trailing garbage after the compressed stream")]
+    # garbage, then a good segment: the garbage is one damaged piece, the segment is found
+    assert walk(blocked[: table[1].offset] + b"garbage" + blocked[table[1].offset:])[1:3] == [
+        (1, table[1].offset, None, "trailing garbage after the compressed stream"),
+        (2, table[1].offset + 7, stream(1), None)]
+    # a header cut short at the very end: one damaged piece, nothing lost before it
+    assert walk(blocked + stream(0)[:6])[5:] == [(5, len(blocked), None, truncated)]
+    assert walk(b"junk" + blocked)[:2] == [(0, 0, None, "not an nncompress archive (bad magic)"),
+                                           (1, 4, stream(0), None)]
+    with pytest.raises(NNCError) as refused:
+        _split(b"", recover=True, chunk=chunk)
+    assert str(refused.value) == "no compressed data (empty input)"
+
+
+def test_segment_index_reads_every_field(text, blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+    assert [e.index for e in table] == list(range(5))
+    assert [e.blocks for e in table] == [3, 3, 3, 3, 2]
+    assert [(e.raw_start, e.raw_size, e.raw_end) for e in table] == \
+        [(i * SEG, min(SEG, 36_000 - i * SEG), min((i + 1) * SEG, 36_000)) for i in range(5)]
+    assert table[0].offset == 0 and sum(e.compressed_size for e in table) == len(blocked)
+    for entry, following in zip(table, table[1:]):
+        assert following.offset == entry.offset + entry.compressed_size
+    for entry in table:
+        header, _ = nncompress.format.parse_header(blocked, entry.offset)
+        assert entry.header == header and header.block_size == 3000
+        assert segments.decompress_segment(
+            blocked[entry.offset : entry.offset + entry.compressed_size]) == text[entry.raw_start : entry.raw_end]
+    one = segments.index_segments(io.BytesIO(nncompress.compress(b"", 1)))
+    assert [(e.offset, e.raw_start, e.raw_size, e.blocks) for e in one] == [(0, 0, 0, 0)]
+
+
+def test_segment_index_names_the_segment_and_the_problem_exactly(blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+
+    def refused(blob):
+        return _refusal(lambda: segments.index_segments(io.BytesIO(blob)))
+
+    truncated = "compressed data ended before the end of the stream (truncated)"
+    assert refused(b"") == "no compressed data (empty input)"
+    assert refused(b"junk" + blocked) == "segment 0: not an nncompress archive (bad magic)"
+    assert refused(blocked[:3]) == "segment 0: compressed data ended inside the header (truncated)"
+    assert refused(blocked + blocked[:6]) == "segment 5: compressed data ended inside the header (truncated)"
+    assert refused(blocked + b"junk") == "trailing garbage after the compressed stream"
+    assert refused(blocked[:-1]) == f"segment 4: {truncated}"  # inside the trailer
+    assert refused(blocked[: table[4].offset + 40]) == f"segment 4: {truncated}"  # inside a payload
+    frame = table[3].offset + len(table[3].header.encode())
+    assert refused(blocked[: frame + 1]) == f"segment 3: {truncated}"  # inside a block frame
+    damaged = bytearray(blocked)
+    damaged[table[1].offset + 5] ^= 0x01
+    assert refused(bytes(damaged)) == "trailing garbage after the compressed stream"  # (no resync here)
+    damaged = bytearray(blocked)
+    damaged[frame : frame + 2] = b"\xff\x7f"
+    assert refused(bytes(damaged)) == "segment 3: corrupt archive: block longer than the stream's block size"
+    assert refused(_with_trailer_length(blocked, table[2], SEG - 1)) == \
+        "segment 2: corrupt archive: trailer length does not match the blocks"
+
+
+def test_find_segment_finds_every_byte_of_every_segment(blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+    for count in range(1, 6):
+        part = table[:count]
+        for entry in part:
+            for position in (entry.raw_start, entry.raw_start + 1, entry.raw_end - 1):
+                assert segments.find_segment(part, position) is entry
+        assert segments.find_segment(part, part[-1].raw_end) is None
+        assert segments.find_segment(part, part[-1].raw_end + 5) is None
+    assert segments.find_segment([], 0) is None
+
+
+# -- the segment pipeline's own accounting and messages (parallel.py, one process) --
+
+def _damaged(archive, *, payload=(), header=()):
+    table = segments.index_segments(io.BytesIO(archive))
+    out = bytearray(archive)
+    for i in payload:
+        out[table[i].offset + table[i].compressed_size // 2] ^= 0x55
+    for i in header:
+        out[table[i].offset + 5] ^= 0x01
+    return bytes(out), table
+
+
+def test_pipeline_counts_and_reports_progress_per_segment(text, archive):
+    sizes = [SEG] * 4 + [36_000 - 4 * SEG]
+    sink, seen = io.BytesIO(), []
+    assert parallel.compress_stream(io.BytesIO(text), sink, parallel.SerialEngine(), level=1,
+                                    segment_size=SEG, progress=seen.append, size=len(text)) == (36_000, len(archive))
+    assert sink.getvalue() == archive and seen == sizes
+    sink, seen = io.BytesIO(), []
+    assert parallel.decompress_stream(io.BytesIO(archive), sink, parallel.SerialEngine(),
+                                      progress=seen.append) == (len(archive), 36_000)
+    assert sink.getvalue() == text and seen == sizes
+    seen = []  # checking only (-t): nothing written, the same counts
+    assert parallel.decompress_stream(io.BytesIO(archive), None, parallel.SerialEngine(), verify_all=True,
+                                      progress=seen.append) == (len(archive), 36_000)
+    assert seen == sizes
+    for bad, message in ((None, "parallel compression needs a segment size"),
+                         (4095, "segment size must be at least 4096 bytes")):
+        with pytest.raises(ValueError) as refused:
+            parallel.compress_stream(io.BytesIO(text), io.BytesIO(), parallel.SerialEngine(), level=1,
+                                     segment_size=bad)
+        assert str(refused.value) == message
+
+
+def test_checking_names_every_damaged_segment_word_for_word(text, archive):
+    def check(blob):
+        return _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), None, parallel.SerialEngine(),
+                                                           verify_all=True))
+
+    blob, table = _damaged(archive, payload=[2], header=[1])
+    assert check(blob) == (
+        f"2 of 5 segments damaged (3 verified): segment 1 (at byte {table[1].offset} of the archive): "
+        "corrupt archive header (checksum mismatch); "
+        f"segment 2 (at byte {table[2].offset} of the archive): corrupt archive: block checksum "
+        "mismatch (data damaged)")
+    assert check(archive[:-1]) == (
+        f"1 of 5 segments damaged (4 verified): segment 4 (at byte {table[4].offset} of the archive): "
+        "compressed data ended before the end of the stream (truncated)")
+    blob, _ = _damaged(archive, payload=[0, 4])
+    assert check(blob).startswith("2 of 5 segments damaged (3 verified): segment 0 (at byte 0 of the "
+                                  "archive): corrupt archive: block checksum mismatch (data damaged); "
+                                  f"segment 4 (at byte {table[4].offset} of the archive): ")
+    single = nncompress.compress(text[:3000], 1)
+    assert check(single[:-2]) == "compressed data ended before the end of the stream (truncated)"
+    damaged = bytearray(single)
+    damaged[len(damaged) // 2] ^= 0x55
+    bare = _refusal(lambda: segments.decompress_segment(bytes(damaged)))
+    assert bare.startswith("corrupt archive: ") and check(bytes(damaged)) == bare
+
+
+def test_decoding_stops_at_the_first_damaged_segment_after_writing_the_ones_before(text, archive):
+    blob, table = _damaged(archive, payload=[2])
+    sink = io.BytesIO()
+    assert _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine())) == \
+        f"segment 2 (at byte {table[2].offset} of the archive): corrupt archive: block checksum mismatch (data damaged)"
+    assert sink.getvalue() == text[: 2 * SEG]
+    blob, _ = _damaged(archive, header=[1])
+    sink = io.BytesIO()
+    assert _refusal(lambda: parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine())) == \
+        f"segment 1 (at byte {table[1].offset} of the archive): corrupt archive header (checksum mismatch)"
+    # (bad framing is met while reading ahead, possibly before segment 0's result is taken)
+    assert text[:SEG].startswith(sink.getvalue())
+
+
+def test_the_command_line_check_names_every_damaged_segment(archive, tmp_path, capsys):
+    blob, table = _damaged(archive, payload=[3], header=[0])
+    path = tmp_path / "doc.nnc"
+    path.write_bytes(blob)
+    assert main(["-t", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"nncompress: {path}: 2 of 5 segments damaged (3 verified): segment 0 (at byte 0 of the "
+        "archive): corrupt archive header (checksum mismatch); "
+        f"segment 3 (at byte {table[3].offset} of the archive): corrupt archive: block checksum "
+        "mismatch (data damaged)\n")
+
+
+def test_format_1_segments_are_walked_with_their_own_framing(text):
+    """Version 1's block frames code the length differently (no 'last' bit) and always end with
+    an end marker and a trailer: the walk must read each stream with its own header's version."""
+    streams = [segments.compress_segment(text[i : i + SEG], 1, block_size=block, format_version=1, preset_id=1)
+               for i, block in zip(range(0, 3 * SEG, SEG), (3000, 1 << 20, 3000))]  # 3, 1 and 3 blocks
+    blob = b"".join(streams)
+    assert [p.data for p in _split(blob)] == streams
+    assert [p.data for p in _split(blob, recover=True, chunk=7)] == streams
+    assert [e.compressed_size for e in segments.index_segments(io.BytesIO(blob))] == [len(s) for s in streams]
+    sink = io.BytesIO()
+    assert parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine()) == (len(blob), 3 * SEG)
+    assert sink.getvalue() == text[: 3 * SEG]
