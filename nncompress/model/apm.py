@@ -94,6 +94,18 @@ def refine(st, reg, node):
 # apm_chain_weight/16 of the final probability.
 
 @kernel(inline=True)
+def chain_table(st, which):
+    """The map of one member of the chain (a CHAIN_* bit); a view of the state, nothing copied."""
+    if which == CHAIN_ORDER3:
+        return st.apm_o3
+    if which == CHAIN_MATCH:
+        return st.apm_match
+    if which == CHAIN_WORD:
+        return st.apm_word
+    return st.apm_o4  # CHAIN_ORDER4
+
+
+@kernel(inline=True)
 def chain_row(st, reg, which, j, c0):
     c4 = reg[R_C4]
     if which == CHAIN_ORDER3:
@@ -117,16 +129,8 @@ def chain_refine(st, reg, node, j, c0, sx, p):
     for k in range(4):
         which = 1 << k
         if chain & which:
-            if which == CHAIN_ORDER3:
-                table = st.apm_o3
-            elif which == CHAIN_MATCH:
-                table = st.apm_match
-            elif which == CHAIN_WORD:
-                table = st.apm_word
-            else:
-                table = st.apm_o4
             row = chain_row(st, reg, which, j, c0)
-            pk, lo, w = apm_predict(table, row, sx)
+            pk, lo, w = apm_predict(chain_table(st, which), row, sx)
             node.node_chain[j, 3 * k] = row
             node.node_chain[j, 3 * k + 1] = lo
             node.node_chain[j, 3 * k + 2] = w
@@ -151,15 +155,8 @@ def chain_learn(st, value):
         for k in range(4):
             which = 1 << k
             if chain & which:
-                if which == CHAIN_ORDER3:
-                    table = st.apm_o3
-                elif which == CHAIN_MATCH:
-                    table = st.apm_match
-                elif which == CHAIN_WORD:
-                    table = st.apm_word
-                else:
-                    table = st.apm_o4
-                apm_update(table, a[j, 3 * k], a[j, 3 * k + 1], a[j, 3 * k + 2], bit, rate)
+                apm_update(chain_table(st, which), a[j, 3 * k], a[j, 3 * k + 1], a[j, 3 * k + 2],
+                           bit, rate)
 
 
 @kernel

@@ -27,7 +27,7 @@ from .packed import unpack
 from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
 from .state import C_RNNME_APM_W, C_RNNME_H, C_RNNME_INPUTS, C_RNNME_PURE  # branch neural2
 from .state import C_RUN_INPUTS  # strength (issue 12)
-from .tree import node_c0
+from .tree import advance_nibble, node_c0
 
 
 @kernel
@@ -118,13 +118,9 @@ def step_state(st, value, out):
     reg = st.reg
     if value >= 0:
         learn_nibble(st, value)
-        if reg[R_NIBBLE] == 0:
-            reg[R_HI] = value
-            reg[R_NIBBLE] = 1
-        else:
-            learn_byte(st, (reg[R_HI] << 4) | value)
-            reg[R_NIBBLE] = 0
-            reg[R_HI] = 0
+        byte = advance_nibble(reg, value)
+        if byte >= 0:
+            learn_byte(st, byte)
             contexts.byte_context_hashes(st)
             if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12)
                 runs.lookup(st)

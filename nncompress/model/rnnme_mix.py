@@ -26,7 +26,7 @@ from .rnnme_config import R_POS as RN_POS
 from .rnnme_kernels import feature_hashes, learn_byte as expert_learn_byte
 from .rnnme_kernels import predict_high, predict_low
 from .state import C_APM_RATE, C_RNNME_APM_W, C_RNNME_INPUTS, R_HI, R_NIBBLE
-from .tree import path_node
+from .tree import advance_nibble, path_node
 
 # confidence buckets of the expert's most likely nibble: P < 0.4, < 0.7, < 0.9, above
 CONFIDENCE_1, CONFIDENCE_2, CONFIDENCE_3 = 0.4, 0.7, 0.9
@@ -144,11 +144,7 @@ def pure_step(st, value, out):
     """rnnme_pure: `nibble.step_state` with the expert alone."""
     reg = st.reg
     if value >= 0:
-        if reg[R_NIBBLE] == 0:
-            reg[R_HI] = value
-            reg[R_NIBBLE] = 1
-        else:
-            learn_byte(st, (reg[R_HI] << 4) | value)
-            reg[R_NIBBLE] = 0
-            reg[R_HI] = 0
+        byte = advance_nibble(reg, value)
+        if byte >= 0:
+            learn_byte(st, byte)
     predict_distribution(st, reg, out)

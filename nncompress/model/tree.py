@@ -6,6 +6,7 @@ coded nibble's path."""
 from __future__ import annotations
 
 from .jit import kernel
+from .state import R_HI, R_NIBBLE
 
 NODES = 16  # node numbers 1..15 index per-node arrays; index 0 is unused
 
@@ -40,3 +41,17 @@ def expected_bit_of(byte, nibble, hi, j):
     if (half >> (4 - d)) != j - (1 << d):
         return -1
     return (half >> (3 - d)) & 1
+
+
+@kernel(inline=True)
+def advance_nibble(reg, value):
+    """Record the nibble just coded in reg's position registers; returns the byte it completes
+    (value was a low nibble), or -1 (a high nibble: the byte is still open)."""
+    if reg[R_NIBBLE] == 0:
+        reg[R_HI] = value
+        reg[R_NIBBLE] = 1
+        return -1
+    byte = (reg[R_HI] << 4) | value
+    reg[R_NIBBLE] = 0
+    reg[R_HI] = 0
+    return byte
