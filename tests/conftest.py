@@ -51,3 +51,28 @@ def large_archive(large_text) -> bytes:
     import nncompress
 
     return nncompress.compress(large_text, 1)
+
+
+class _Terminal:
+    """A text stream that says it is a terminal (isatty), writing through to the real one."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+
+@pytest.fixture
+def make_stderr_a_terminal(monkeypatch):
+    """Call it in the test body (capture swaps sys.stderr between fixture setup and the test):
+    sys.stderr then says it is an interactive terminal, and capsys still sees what is written."""
+    import sys
+
+    return lambda: monkeypatch.setattr(sys, "stderr", _Terminal(sys.stderr))

@@ -382,21 +382,8 @@ def test_standard_input_is_coded_without_a_declared_size(doc, path_taken, progre
     assert progress_seen == [[None, "-", len(TEXT)]]
 
 
-def test_the_first_run_announces_the_compile_from_the_work_itself(doc, monkeypatch, capsys):
-    class Terminal:
-        def __init__(self, stream):
-            self.stream = stream
-
-        def isatty(self):
-            return True
-
-        def write(self, text):
-            return self.stream.write(text)
-
-        def flush(self):
-            self.stream.flush()
-
-    monkeypatch.setattr(sys, "stderr", Terminal(sys.stderr))
+def test_the_first_run_announces_the_compile_from_the_work_itself(doc, monkeypatch, capsys, make_stderr_a_terminal):
+    make_stderr_a_terminal()
     monkeypatch.setattr(cli, "kernels_cached", lambda: False)
     assert main(["-1", "-k", str(doc)]) == 0
     assert capsys.readouterr().err == "nncompress: compiling kernels (first run only)...\n"

@@ -335,22 +335,9 @@ def test_help_and_version_do_not_load_numba(flag):
     assert result.stdout.decode().splitlines()[-1] == "False False"
 
 
-def test_first_run_says_it_is_compiling(monkeypatch, capsys):
-    class Terminal:
-        def __init__(self, stream):
-            self.stream = stream
-
-        def isatty(self):
-            return True
-
-        def write(self, text):
-            return self.stream.write(text)
-
-        def flush(self):
-            self.stream.flush()
-
+def test_first_run_says_it_is_compiling(monkeypatch, capsys, make_stderr_a_terminal):
     runner = cli.Runner(cli.build_parser().parse_args([]))
-    monkeypatch.setattr(sys, "stderr", Terminal(sys.stderr))
+    make_stderr_a_terminal()
     monkeypatch.setattr(cli, "kernels_cached", lambda: False)
     runner.announce_compile()
     runner.announce_compile()  # once per run
