@@ -177,7 +177,11 @@ def from_model(p) -> RNNMEParams:
         hidden=p.rnnme_hidden, bptt=p.rnnme_bptt, me_bits=p.rnnme_me_bits,
         orders=tuple(k + 1 for k in range(8) if mask >> k & 1),
         word_feature=(mask >> FEATURE_WORD_SHIFT) & 3,
-        lr_micro=p.rnnme_lr_micro, lr_min_micro=p.rnnme_lr_min_micro, lr_half=p.rnnme_lr_half)
+        lr_micro=p.rnnme_lr_micro, lr_min_micro=p.rnnme_lr_min_micro, lr_half=p.rnnme_lr_half,
+        # branch expert4: the direct-connection rate schedule (0: RNNMEParams' default)
+        me_lr_milli=p.rnnme_me_lr_milli or RNNMEParams.me_lr_milli,
+        me_decay_milli=p.rnnme_me_decay_milli or RNNMEParams.me_decay_milli,
+        me_min_milli=p.rnnme_me_min_milli or RNNMEParams.me_min_milli)
 
 
 _TABLES = {}
