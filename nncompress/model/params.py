@@ -79,6 +79,9 @@ class ModelParams:
     rnnme_me_lr_milli: int = extension(0)  # the rows' first step size x 1e-3 (0: 500)
     rnnme_me_decay_milli: int = extension(0)  # its decay per use x 1e-3 (0: 50)
     rnnme_me_min_milli: int = extension(0)  # its floor x 1e-3 (0: 50)
+    # direct-connection features from the match model, a bit mask: 1 its expected byte x length
+    # bucket, 2 its expected byte x the previous byte (rnnme_config.MATCH_*FEATURE)
+    rnnme_match_feature: int = extension(0)
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -137,7 +140,8 @@ class ModelParams:
         rnnme_fields = ("rnnme_bptt", "rnnme_me_bits", "rnnme_features", "rnnme_lr_micro",
                         "rnnme_lr_min_micro", "rnnme_lr_half", "rnnme_inputs",
                         "rnnme_apm_weight", "rnnme_pure",
-                        "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli")
+                        "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
+                        "rnnme_match_feature")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -159,6 +163,7 @@ class ModelParams:
             (0 <= self.rnnme_me_lr_milli <= 10_000 and 0 <= self.rnnme_me_decay_milli <= 10_000
              and 0 <= self.rnnme_me_min_milli <= 10_000,
              "rnnme direct-connection rates must be in 0..10000 (thousandths)"),
+            (0 <= self.rnnme_match_feature <= 3, "rnnme_match_feature must be in 0..3"),
         ]
 
     @classmethod

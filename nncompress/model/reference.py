@@ -790,6 +790,10 @@ class ReferencePredictor:
         self.history.append(byte)
         if self.match is not None:
             self.match.update(byte, self.history)
+            if self.expert is not None:  # branch expert4: what its match features see next
+                m = self.match
+                self.expert.twin.match_code = ((m.byte + 1) << 5 | match_bucket(m.length)) \
+                    if m.length > 0 else 0
         if self.rnn is not None:
             self.rnn.advance(byte)
 

@@ -36,9 +36,12 @@ from .rnnme_config import (
     K_NFEAT,
     K_WORD_MASK,
     MASK32,
+    MATCH_FEATURE,
+    MATCH_ORDER1_FEATURE,
     R_C4,
     R_C8,
     R_HI,
+    R_MATCH,
     R_POS,
     R_T,
     R_WORD,
@@ -131,8 +134,12 @@ def feature_hashes(cfg, reg, fh):
             h = mix32(mix32(kind, c4), c8 & ((1 << (8 * (kind - 4))) - 1))
         elif kind == WORD_FEATURE:
             h = mix32(mix32(WORD_FEATURE, reg[R_WORD]), c4 & 0xFF)
-        else:
+        elif kind == WORD_PAIR_FEATURE:
             h = mix32(mix32(WORD_PAIR_FEATURE, reg[R_WORD1]), reg[R_WORD])
+        elif kind == MATCH_FEATURE:  # branch expert4
+            h = mix32(MATCH_FEATURE, reg[R_MATCH])
+        else:  # MATCH_ORDER1_FEATURE (branch expert4)
+            h = mix32(mix32(MATCH_ORDER1_FEATURE, reg[R_MATCH] >> 5), c4 & 0xFF)
         fh[f] = h
 
 

@@ -22,10 +22,13 @@ import numpy as np
 
 from .apm import apm_predict, apm_update
 from .jit import kernel
+from .match import match_bucket  # branch expert4
+from .rnnme_config import R_MATCH as RN_MATCH  # branch expert4
 from .rnnme_config import R_POS as RN_POS
 from .rnnme_kernels import feature_hashes, learn_byte as expert_learn_byte
 from .rnnme_kernels import predict_high, predict_low
 from .state import C_APM_RATE, C_RNNME_APM_W, C_RNNME_INPUTS, R_HI, R_NIBBLE
+from .state import R_MATCH_BYTE, R_MATCH_LEN  # branch expert4
 from .tree import path_node
 
 # confidence buckets of the expert's most likely nibble: P < 0.4, < 0.7, < 0.9, above
@@ -135,7 +138,11 @@ def learn(st, value):
 
 @kernel
 def learn_byte(st, byte):
-    """The expert trains on the byte just coded (its last predictions were this byte's nibbles)."""
+    """The expert trains on the byte just coded (its last predictions were this byte's nibbles).
+    The match model has already moved on to the next byte: its expected byte and length bucket
+    are what the expert's match features (rnnme_match_feature) hash for that byte."""
+    length = st.reg[R_MATCH_LEN]
+    st.rn_reg[RN_MATCH] = ((st.reg[R_MATCH_BYTE] + 1) << 5 | match_bucket(length)) if length > 0 else 0
     expert_learn_byte(expert_state(st), byte)
 
 
