@@ -182,10 +182,11 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     dict(EXPERT),
     dict(EXPERT, rnnme_inputs=2, rnnme_apm_weight=6, mixer_select=0b100000011),
     dict(EXPERT, rnnme_pure=1, rnnme_inputs=0),
-    # branch expert4: the match model's features and a rate schedule of its own
-    dict(EXPERT, rnnme_match_feature=3, rnnme_me_lr_milli=300, rnnme_me_decay_milli=20,
-         rnnme_me_min_milli=100),
-], ids=["input", "two-inputs-selector-apm", "pure", "match-features-rates"])
+    # branch expert4: the match model's features, four of the predictor's contexts as features
+    # (the first and three from the end of level 3's list), a rate schedule of its own
+    dict(EXPERT, rnnme_match_feature=3, rnnme_context_features=0b1110000001,
+         rnnme_me_lr_milli=300, rnnme_me_decay_milli=20, rnnme_me_min_milli=100),
+], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
     seen = run_side_by_side(params, VARIED)

@@ -109,6 +109,7 @@ def test_expert4_fields_change_the_model_and_round_trip(sample_text):
     plain = nncompress.compress(data, params=expert)
     sizes = {len(plain)}
     for changes in (dict(rnnme_match_feature=1), dict(rnnme_match_feature=2),
+                    dict(rnnme_context_features=0b110), dict(rnnme_context_features=1 << 9),
                     dict(rnnme_me_min_milli=150), dict(rnnme_me_lr_milli=200),
                     dict(rnnme_me_decay_milli=10)):
         params = dataclasses.replace(expert, **changes)
@@ -120,6 +121,10 @@ def test_expert4_fields_change_the_model_and_round_trip(sample_text):
     assert len(sizes) > 2
     with pytest.raises(ValueError):
         dataclasses.replace(expert, rnnme_match_feature=4).validate()
+    with pytest.raises(ValueError):  # level 3 has 10 contexts
+        dataclasses.replace(expert, rnnme_context_features=1 << 10).validate()
+    with pytest.raises(ValueError):  # the pure expert has no contexts to borrow
+        dataclasses.replace(rnnme_params(hidden=4, me_bits=12), rnnme_context_features=1).validate()
     with pytest.raises(ValueError):  # an expert setting without an expert
         dataclasses.replace(base, rnnme_me_min_milli=100).validate()
 

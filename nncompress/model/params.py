@@ -82,6 +82,8 @@ class ModelParams:
     # direct-connection features from the match model, a bit mask: 1 its expected byte x length
     # bucket, 2 its expected byte x the previous byte (rnnme_config.MATCH_*FEATURE)
     rnnme_match_feature: int = extension(0)
+    # the predictor's own contexts as direct-connection features, a bit mask over `contexts`
+    rnnme_context_features: int = extension(0)
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -141,7 +143,7 @@ class ModelParams:
                         "rnnme_lr_min_micro", "rnnme_lr_half", "rnnme_inputs",
                         "rnnme_apm_weight", "rnnme_pure",
                         "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
-                        "rnnme_match_feature")
+                        "rnnme_match_feature", "rnnme_context_features")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -164,6 +166,9 @@ class ModelParams:
              and 0 <= self.rnnme_me_min_milli <= 10_000,
              "rnnme direct-connection rates must be in 0..10000 (thousandths)"),
             (0 <= self.rnnme_match_feature <= 3, "rnnme_match_feature must be in 0..3"),
+            (0 <= self.rnnme_context_features < 1 << len(self.contexts)
+             and not (self.rnnme_pure and self.rnnme_context_features),
+             "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),
         ]
 
     @classmethod

@@ -26,6 +26,7 @@ WORD_PAIR_FEATURE = 33  # previous word + current partial word
 # branch expert4: features from the predictor's match model (R_MATCH; 0 in the standalone expert)
 MATCH_FEATURE = 34  # the match model's expected byte and length bucket
 MATCH_ORDER1_FEATURE = 35  # its expected byte (or none) and the previous byte
+CONTEXT_FEATURE = 64  # CONTEXT_FEATURE + i: the predictor's context i (its hash, st.ctx_hash[i])
 MAX_FEATURES = CONFIG_SIZE - K_FEATS
 
 # ---- indices into the int64 register array -----------------------------------------------------
@@ -95,6 +96,7 @@ class RNNMEParams:
     adam_b1_milli: int = 900
     adam_b2_milli: int = 999
     match_feature: int = 0  # branch expert4, bit mask: 1 MATCH_FEATURE, 2 MATCH_ORDER1_FEATURE
+    context_features: int = 0  # branch expert4, bit mask: the predictor's contexts i as features
 
     def validate(self) -> "RNNMEParams":
         checks = [
@@ -104,7 +106,9 @@ class RNNMEParams:
             (all(1 <= o <= 8 for o in self.orders), "orders must be in 1..8"),
             (self.word_feature in (0, 1, 2), "word_feature must be 0, 1 or 2"),
             (self.match_feature in (0, 1, 2, 3), "match_feature must be in 0..3"),
-            (len(self.orders) + self.word_feature + 2 <= MAX_FEATURES, "too many features"),
+            (0 <= self.context_features < 1 << (MAX_FEATURES - 2), "context_features out of range"),
+            (len(self.orders) + self.word_feature + bin(self.match_feature).count("1")
+             + bin(self.context_features).count("1") <= MAX_FEATURES, "too many features"),
             (self.input2 in (0, 1), "input2 must be 0 or 1"),
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
@@ -125,7 +129,9 @@ class RNNMEParams:
         extra = (WORD_FEATURE, WORD_PAIR_FEATURE)[: self.word_feature]
         match = tuple(kind for bit, kind in ((1, MATCH_FEATURE), (2, MATCH_ORDER1_FEATURE))
                       if self.match_feature & bit)
-        return tuple(self.orders) + extra + match
+        contexts = tuple(CONTEXT_FEATURE + i for i in range(MAX_FEATURES - 2)
+                         if self.context_features >> i & 1)
+        return tuple(self.orders) + extra + match + contexts
 
     def describe(self) -> dict:
         return asdict(self)
@@ -191,7 +197,7 @@ def from_model(p) -> RNNMEParams:
         me_lr_milli=p.rnnme_me_lr_milli or RNNMEParams.me_lr_milli,
         me_decay_milli=p.rnnme_me_decay_milli or RNNMEParams.me_decay_milli,
         me_min_milli=p.rnnme_me_min_milli or RNNMEParams.me_min_milli,
-        match_feature=p.rnnme_match_feature)
+        match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features)
 
 
 _TABLES = {}

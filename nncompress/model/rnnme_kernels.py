@@ -35,6 +35,7 @@ from .rnnme_config import (
     K_ME_MASK,
     K_NFEAT,
     K_WORD_MASK,
+    CONTEXT_FEATURE,
     MASK32,
     MATCH_FEATURE,
     MATCH_ORDER1_FEATURE,
@@ -138,8 +139,10 @@ def feature_hashes(cfg, reg, fh):
             h = mix32(mix32(WORD_PAIR_FEATURE, reg[R_WORD1]), reg[R_WORD])
         elif kind == MATCH_FEATURE:  # branch expert4
             h = mix32(MATCH_FEATURE, reg[R_MATCH])
-        else:  # MATCH_ORDER1_FEATURE (branch expert4)
+        elif kind == MATCH_ORDER1_FEATURE:  # branch expert4
             h = mix32(mix32(MATCH_ORDER1_FEATURE, reg[R_MATCH] >> 5), c4 & 0xFF)
+        else:  # CONTEXT_FEATURE + i (branch expert4): the predictor writes it (rnnme_mix)
+            continue
         fh[f] = h
 
 
