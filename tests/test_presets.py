@@ -35,7 +35,7 @@ FROZEN = {
     17: "5500b87dd2173dda",
     18: "c10d595af7d07150",
     # round 4 (branch expert4): level 9 with a stronger expert
-    19: "37e02ce35a4de6bd",
+    19: "ee5c65eb62fa2328",
 }
 
 
