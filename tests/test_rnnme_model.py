@@ -105,7 +105,7 @@ def test_expert4_fields_change_the_model_and_round_trip(sample_text):
     expert = dataclasses.replace(
         base, **rnnme_fields(hidden=4, me_bits=16), rnnme_inputs=1,
         mixer_select=base.mixer_select | selector_mask(Selector.RNNME))
-    data = sample_text[:8000] * 2  # a repeat: the match model predicts the second half
+    data = sample_text[:10000] * 2  # a repeat: the match model predicts the second half
     plain = nncompress.compress(data, params=expert)
     sizes = {len(plain)}
     for changes in (dict(rnnme_match_feature=1), dict(rnnme_match_feature=2),
