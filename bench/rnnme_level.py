@@ -6,7 +6,8 @@ probabilities the coder uses; no container).  Results go to bench/NEURAL.md.
         --bytes 300000 --variants '{"expert": {"@expert": 1}, "expert-H32": {"@expert": 1, "rnnme_hidden": 32}}'
 
 Every variant is a dict of ModelParams fields applied on top of the level; "@expert": 1 first
-applies EXPERT (the expert's settings below), "@no_rnn": 1 removes the old recurrent layer (and
+applies EXPERT (the expert's settings below), "@no_expert": 1 turns the expert off (every
+rnnme_* field 0, no RNNME selector), "@no_rnn": 1 removes the old recurrent layer (and
 its RNN_SIGNS mixer).  The first line of each file is the level itself; gain = its bpc minus the
 variant's.  KB/CPU-s is less sensitive to a loaded machine than KB/s (the `load` column).
 """
@@ -46,6 +47,9 @@ def variant_params(level: int, changes: dict):
     changes = dict(changes)
     if changes.pop("@expert", 0):
         p = dataclasses.replace(p, **EXPERT)
+    if changes.pop("@no_expert", 0):  # level 9 without the expert (bench/rnnme_ablation.py's "without")
+        off = {f: 0 for f in p.extension_names() if f.startswith("rnnme_")}
+        p = dataclasses.replace(p, mixer_select=p.mixer_select & ~selector_mask(Selector.RNNME), **off)
     if changes.pop("@no_rnn", 0):
         mask = p.mixer_select & ~selector_mask(Selector.RNN_SIGNS)
         p = dataclasses.replace(p, rnn_hidden=0, mixer_select=mask)

@@ -34,6 +34,8 @@ FROZEN = {
     16: "0cba469644d8364b",
     17: "5500b87dd2173dda",
     18: "c10d595af7d07150",
+    # round 4 (branch expert4): level 9 with a stronger expert
+    19: "ee5c65eb62fa2328",
 }
 
 

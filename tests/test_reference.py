@@ -83,6 +83,8 @@ def assert_same_state(fast: Predictor, slow: ReferencePredictor) -> None:
 @pytest.mark.parametrize("level", [1, 3, 6, 9])
 def test_twin_matches_kernels(level):
     params = dataclasses.replace(params_for_level(level), **SMALL)
+    if params.rnnme_me_bits:  # the twin's direct connections are a Python list (2^26 at level 9)
+        params = dataclasses.replace(params, rnnme_me_bits=16)
     seen = run_side_by_side(params, VARIED)
     assert seen["matched_nibbles"] > 50  # the repeated sentence engaged the match model
 
@@ -182,7 +184,13 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     dict(EXPERT),
     dict(EXPERT, rnnme_inputs=2, rnnme_apm_weight=6, mixer_select=0b100000011),
     dict(EXPERT, rnnme_pure=1, rnnme_inputs=0),
-], ids=["input", "two-inputs-selector-apm", "pure"])
+    # branch expert4: the match model's features, four of the predictor's contexts as features
+    # (the first and three from the end of level 3's list), a rate schedule of its own
+    dict(EXPERT, rnnme_match_feature=3, rnnme_context_features=0b1110000001,
+         rnnme_me_lr_milli=300, rnnme_me_decay_milli=20, rnnme_me_min_milli=100),
+], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
-    run_side_by_side(params, VARIED)
+    seen = run_side_by_side(params, VARIED)
+    if extra.get("rnnme_match_feature"):
+        assert seen["matched_nibbles"] > 50  # the match features were hashed from real repeats

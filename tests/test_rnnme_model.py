@@ -96,6 +96,39 @@ def test_expert_inside_context_mixing_round_trips_and_helps(sample_text):
     assert len(archive) < len(nncompress.compress(data, params=base))
 
 
+def test_expert4_fields_change_the_model_and_round_trip(sample_text):
+    """branch expert4: the direct-connection rate schedule and the match features are header
+    fields that change the predictions (so they are not silently ignored) and round-trip."""
+    from nncompress.model.kinds import Selector, selector_mask
+
+    base = dataclasses.replace(params_for_level(3), table_bits=16, history_bits=16, match_bits=12)
+    expert = dataclasses.replace(
+        base, **rnnme_fields(hidden=4, me_bits=16), rnnme_inputs=1,
+        mixer_select=base.mixer_select | selector_mask(Selector.RNNME))
+    data = sample_text[:10000] * 2  # a repeat: the match model predicts the second half
+    plain = nncompress.compress(data, params=expert)
+    sizes = {len(plain)}
+    for changes in (dict(rnnme_match_feature=1), dict(rnnme_match_feature=2),
+                    dict(rnnme_context_features=0b110), dict(rnnme_context_features=1 << 9),
+                    dict(rnnme_me_min_milli=150), dict(rnnme_me_lr_milli=200),
+                    dict(rnnme_me_decay_milli=10)):
+        params = dataclasses.replace(expert, **changes)
+        archive = nncompress.compress(data, params=params)
+        assert nncompress.decompress(archive) == data
+        assert stream_params(archive) == params
+        assert archive != plain, changes
+        sizes.add(len(archive))
+    assert len(sizes) > 2
+    with pytest.raises(ValueError):
+        dataclasses.replace(expert, rnnme_match_feature=4).validate()
+    with pytest.raises(ValueError):  # level 3 has 10 contexts
+        dataclasses.replace(expert, rnnme_context_features=1 << 10).validate()
+    with pytest.raises(ValueError):  # the pure expert has no contexts to borrow
+        dataclasses.replace(rnnme_params(hidden=4, me_bits=12), rnnme_context_features=1).validate()
+    with pytest.raises(ValueError):  # an expert setting without an expert
+        dataclasses.replace(base, rnnme_me_min_milli=100).validate()
+
+
 def test_expert_fields_off_leave_the_header_unchanged():
     """An archive without the expert carries no trace of its fields (old readers, golden files)."""
     p = params_for_level(1)  # every extension off

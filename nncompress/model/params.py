@@ -73,6 +73,18 @@ class ModelParams:
     apm_chain_weight: int = extension(8)  # their average's share of the final probability, /16
     mixer_init: int = extension(0)  # >0: the contexts' first inputs start at mixer_init/16 in all, not 1/4 each
 
+    # ---- branch expert4: the RNNME expert's direct-connection rate schedule (rnnme_config) ----
+    # a row used n times steps at max(min, lr / (1 + n * decay)); 0 = the schedule of branch
+    # neural2 (lr 0.5, decay 0.05, min 0.05), which older headers mean
+    rnnme_me_lr_milli: int = extension(0)  # the rows' first step size x 1e-3 (0: 500)
+    rnnme_me_decay_milli: int = extension(0)  # its decay per use x 1e-3 (0: 50)
+    rnnme_me_min_milli: int = extension(0)  # its floor x 1e-3 (0: 50)
+    # direct-connection features from the match model, a bit mask: 1 its expected byte x length
+    # bucket, 2 its expected byte x the previous byte (rnnme_config.MATCH_*FEATURE)
+    rnnme_match_feature: int = extension(0)
+    # the predictor's own contexts as direct-connection features, a bit mask over `contexts`
+    rnnme_context_features: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -129,7 +141,9 @@ class ModelParams:
         """branch neural2: the RNNME expert's fields are all 0 when it is off."""
         rnnme_fields = ("rnnme_bptt", "rnnme_me_bits", "rnnme_features", "rnnme_lr_micro",
                         "rnnme_lr_min_micro", "rnnme_lr_half", "rnnme_inputs",
-                        "rnnme_apm_weight", "rnnme_pure")
+                        "rnnme_apm_weight", "rnnme_pure",
+                        "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
+                        "rnnme_match_feature", "rnnme_context_features")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -147,6 +161,14 @@ class ModelParams:
             (self.rnnme_pure in (0, 1), "rnnme_pure must be 0 or 1"),
             (self.rnnme_pure or 1 <= self.rnnme_inputs <= 2, "rnnme_inputs must be 1 or 2"),
             (0 <= self.rnnme_apm_weight <= 16, "rnnme_apm_weight must be in 0..16"),
+            # branch expert4
+            (0 <= self.rnnme_me_lr_milli <= 10_000 and 0 <= self.rnnme_me_decay_milli <= 10_000
+             and 0 <= self.rnnme_me_min_milli <= 10_000,
+             "rnnme direct-connection rates must be in 0..10000 (thousandths)"),
+            (0 <= self.rnnme_match_feature <= 3, "rnnme_match_feature must be in 0..3"),
+            (0 <= self.rnnme_context_features < 1 << len(self.contexts)
+             and not (self.rnnme_pure and self.rnnme_context_features),
+             "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),
         ]
 
     @classmethod

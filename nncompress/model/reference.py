@@ -790,6 +790,10 @@ class ReferencePredictor:
         self.history.append(byte)
         if self.match is not None:
             self.match.update(byte, self.history)
+            if self.expert is not None:  # branch expert4: what its match features see next
+                m = self.match
+                self.expert.twin.match_code = ((m.byte + 1) << 5 | match_bucket(m.length)) \
+                    if m.length > 0 else 0
         if self.rnn is not None:
             self.rnn.advance(byte)
 
@@ -906,6 +910,7 @@ class ReferencePredictor:
     def _predict_nibble(self) -> list:
         pattern = self.rnn.sign_pattern() if self.rnn is not None else 0
         if self.expert is not None:
+            self.expert.twin.context_hashes = self.context_hashes  # branch expert4
             self.expert.predict(self.low_half, self.hi)
         p_one = [0] * 16  # 12-bit P(bit = 1) at each node
         for j in range(1, 16):

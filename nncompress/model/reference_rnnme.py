@@ -60,6 +60,8 @@ class TwinRNNME:
         self.inputs = [(0, 0, 0)]
         self.history = []  # bytes seen
         self.word = self.word1 = 0
+        self.match_code = 0  # branch expert4: rnnme_config.R_MATCH, set by the predictor's twin
+        self.context_hashes = []  # branch expert4: the predictor's context hashes (its twin sets them)
         self.pos = 0
         self.rows_high = self.rows_low = []
         self.p_high = self.p_low = None
@@ -115,8 +117,14 @@ class TwinRNNME:
                 out.append(_mix32(_mix32(kind, c4), c8 & ((1 << (8 * (kind - 4))) - 1)))
             elif kind == rnnme.WORD_FEATURE:
                 out.append(_mix32(_mix32(rnnme.WORD_FEATURE, self.word), c4 & 0xFF))
-            else:
+            elif kind == rnnme.WORD_PAIR_FEATURE:
                 out.append(_mix32(_mix32(rnnme.WORD_PAIR_FEATURE, self.word1), self.word))
+            elif kind == rnnme.MATCH_FEATURE:  # branch expert4
+                out.append(_mix32(rnnme.MATCH_FEATURE, self.match_code))
+            elif kind == rnnme.MATCH_ORDER1_FEATURE:  # branch expert4
+                out.append(_mix32(_mix32(rnnme.MATCH_ORDER1_FEATURE, self.match_code >> 5), c4 & 0xFF))
+            else:  # CONTEXT_FEATURE + i (branch expert4)
+                out.append(_mix32(kind, self.context_hashes[kind - rnnme.CONTEXT_FEATURE]))
         return out
 
     def _softmax(self, s, v, b, rows):

@@ -23,6 +23,10 @@ K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
 CONFIG_SIZE = 32
 WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
 WORD_PAIR_FEATURE = 33  # previous word + current partial word
+# branch expert4: features from the predictor's match model (R_MATCH; 0 in the standalone expert)
+MATCH_FEATURE = 34  # the match model's expected byte and length bucket
+MATCH_ORDER1_FEATURE = 35  # its expected byte (or none) and the previous byte
+CONTEXT_FEATURE = 64  # CONTEXT_FEATURE + i: the predictor's context i (its hash, st.ctx_hash[i])
 MAX_FEATURES = CONFIG_SIZE - K_FEATS
 
 # ---- indices into the int64 register array -----------------------------------------------------
@@ -33,6 +37,8 @@ R_C8 = 3  # the four bytes before those
 R_WORD = 4  # hash of the current partial word (0 between words)
 R_WORD1 = 5  # hash of the previous word
 R_HI = 6  # high nibble last predicted for (set by predict_low)
+R_MATCH = 7  # branch expert4: the predictor's match model for the next byte, set before the
+#             features are hashed: 0 none, else (expected byte + 1) << 5 | length bucket
 REGISTER_SIZE = 8
 
 # ---- indices into the float array of constants/rates (model float type) ------------------------
@@ -89,6 +95,8 @@ class RNNMEParams:
     adam: int = 2  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
     adam_b1_milli: int = 900
     adam_b2_milli: int = 999
+    match_feature: int = 0  # branch expert4, bit mask: 1 MATCH_FEATURE, 2 MATCH_ORDER1_FEATURE
+    context_features: int = 0  # branch expert4, bit mask: the predictor's contexts i as features
 
     def validate(self) -> "RNNMEParams":
         checks = [
@@ -97,7 +105,10 @@ class RNNMEParams:
             (self.me_bits == 0 or 8 <= self.me_bits <= 30, "me_bits must be 0 or 8..30"),
             (all(1 <= o <= 8 for o in self.orders), "orders must be in 1..8"),
             (self.word_feature in (0, 1, 2), "word_feature must be 0, 1 or 2"),
-            (len(self.orders) + self.word_feature <= MAX_FEATURES, "too many features"),
+            (self.match_feature in (0, 1, 2, 3), "match_feature must be in 0..3"),
+            (0 <= self.context_features < 1 << (MAX_FEATURES - 2), "context_features out of range"),
+            (len(self.orders) + self.word_feature + bin(self.match_feature).count("1")
+             + bin(self.context_features).count("1") <= MAX_FEATURES, "too many features"),
             (self.input2 in (0, 1), "input2 must be 0 or 1"),
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
@@ -116,7 +127,11 @@ class RNNMEParams:
         if self.me_bits == 0:
             return ()
         extra = (WORD_FEATURE, WORD_PAIR_FEATURE)[: self.word_feature]
-        return tuple(self.orders) + extra
+        match = tuple(kind for bit, kind in ((1, MATCH_FEATURE), (2, MATCH_ORDER1_FEATURE))
+                      if self.match_feature & bit)
+        contexts = tuple(CONTEXT_FEATURE + i for i in range(MAX_FEATURES - 2)
+                         if self.context_features >> i & 1)
+        return tuple(self.orders) + extra + match + contexts
 
     def describe(self) -> dict:
         return asdict(self)
@@ -177,7 +192,12 @@ def from_model(p) -> RNNMEParams:
         hidden=p.rnnme_hidden, bptt=p.rnnme_bptt, me_bits=p.rnnme_me_bits,
         orders=tuple(k + 1 for k in range(8) if mask >> k & 1),
         word_feature=(mask >> FEATURE_WORD_SHIFT) & 3,
-        lr_micro=p.rnnme_lr_micro, lr_min_micro=p.rnnme_lr_min_micro, lr_half=p.rnnme_lr_half)
+        lr_micro=p.rnnme_lr_micro, lr_min_micro=p.rnnme_lr_min_micro, lr_half=p.rnnme_lr_half,
+        # branch expert4: the direct-connection rate schedule (0: RNNMEParams' default)
+        me_lr_milli=p.rnnme_me_lr_milli or RNNMEParams.me_lr_milli,
+        me_decay_milli=p.rnnme_me_decay_milli or RNNMEParams.me_decay_milli,
+        me_min_milli=p.rnnme_me_min_milli or RNNMEParams.me_min_milli,
+        match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features)
 
 
 _TABLES = {}

@@ -35,10 +35,14 @@ from .rnnme_config import (
     K_ME_MASK,
     K_NFEAT,
     K_WORD_MASK,
+    CONTEXT_FEATURE,
     MASK32,
+    MATCH_FEATURE,
+    MATCH_ORDER1_FEATURE,
     R_C4,
     R_C8,
     R_HI,
+    R_MATCH,
     R_POS,
     R_T,
     R_WORD,
@@ -131,8 +135,14 @@ def feature_hashes(cfg, reg, fh):
             h = mix32(mix32(kind, c4), c8 & ((1 << (8 * (kind - 4))) - 1))
         elif kind == WORD_FEATURE:
             h = mix32(mix32(WORD_FEATURE, reg[R_WORD]), c4 & 0xFF)
-        else:
+        elif kind == WORD_PAIR_FEATURE:
             h = mix32(mix32(WORD_PAIR_FEATURE, reg[R_WORD1]), reg[R_WORD])
+        elif kind == MATCH_FEATURE:  # branch expert4
+            h = mix32(MATCH_FEATURE, reg[R_MATCH])
+        elif kind == MATCH_ORDER1_FEATURE:  # branch expert4
+            h = mix32(mix32(MATCH_ORDER1_FEATURE, reg[R_MATCH] >> 5), c4 & 0xFF)
+        else:  # CONTEXT_FEATURE + i (branch expert4): the predictor writes it (rnnme_mix)
+            continue
         fh[f] = h
 
 

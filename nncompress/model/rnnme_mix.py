@@ -22,10 +22,15 @@ import numpy as np
 
 from .apm import apm_predict, apm_update
 from .jit import kernel
+from .match import match_bucket  # branch expert4
+from .contexts import hash2  # branch expert4
+from .rnnme_config import CONTEXT_FEATURE, K_FEATS, K_NFEAT  # branch expert4
+from .rnnme_config import R_MATCH as RN_MATCH  # branch expert4
 from .rnnme_config import R_POS as RN_POS
 from .rnnme_kernels import feature_hashes, learn_byte as expert_learn_byte
 from .rnnme_kernels import predict_high, predict_low
 from .state import C_APM_RATE, C_RNNME_APM_W, C_RNNME_INPUTS, R_HI, R_NIBBLE
+from .state import R_MATCH_BYTE, R_MATCH_LEN  # branch expert4
 from .tree import advance_nibble, path_node
 
 # confidence buckets of the expert's most likely nibble: P < 0.4, < 0.7, < 0.9, above
@@ -52,9 +57,21 @@ def predict_distribution(st, reg, dist):
     if st.rn_reg[RN_POS] == 0:  # before the first byte: the features of an empty history
         feature_hashes(st.rn_cfg, st.rn_reg, st.rn_fh)
     if reg[R_NIBBLE] == 0:
+        context_features(st)
         predict_high(ex, dist)
     else:
         predict_low(ex, reg[R_HI], dist)
+
+
+@kernel
+def context_features(st):
+    """branch expert4: the expert's features that are the predictor's own contexts, hashed from
+    the byte's context hashes (computed after the expert learned the last byte, so here)."""
+    cfg = st.rn_cfg
+    for f in range(cfg[K_NFEAT]):
+        kind = cfg[K_FEATS + f]
+        if kind >= CONTEXT_FEATURE:
+            st.rn_fh[f] = hash2(kind, st.ctx_hash[kind - CONTEXT_FEATURE])
 
 
 @kernel
@@ -135,7 +152,11 @@ def learn(st, value):
 
 @kernel
 def learn_byte(st, byte):
-    """The expert trains on the byte just coded (its last predictions were this byte's nibbles)."""
+    """The expert trains on the byte just coded (its last predictions were this byte's nibbles).
+    The match model has already moved on to the next byte: its expected byte and length bucket
+    are what the expert's match features (rnnme_match_feature) hash for that byte."""
+    length = st.reg[R_MATCH_LEN]
+    st.rn_reg[RN_MATCH] = ((st.reg[R_MATCH_BYTE] + 1) << 5 | match_bucket(length)) if length > 0 else 0
     expert_learn_byte(expert_state(st), byte)
 
 
