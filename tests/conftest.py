@@ -76,3 +76,22 @@ def make_stderr_a_terminal(monkeypatch):
     import sys
 
     return lambda: monkeypatch.setattr(sys, "stderr", _Terminal(sys.stderr))
+
+
+@pytest.fixture
+def decoded_nibbles(monkeypatch):
+    """{"n": nibbles the model has decoded so far}: the decoding work actually done, counted
+    where every decoder passes (codec.BlockDecoder.decode; Predictor.predict_next is not called
+    by the in-kernel decoder, so counting it would see nothing)."""
+    from nncompress.codec import BlockDecoder
+
+    counter = {"n": 0}
+    original = BlockDecoder.decode
+
+    def counting(self, max_nibbles):
+        nibbles = original(self, max_nibbles)
+        counter["n"] += len(nibbles)
+        return nibbles
+
+    monkeypatch.setattr(BlockDecoder, "decode", counting)
+    return counter

@@ -30,25 +30,6 @@ def big_archive():
     return nncompress.compress(TEXT, 1, block_size=1 << 14)
 
 
-@pytest.fixture
-def steps(monkeypatch):
-    """Counts the nibbles the model decodes: the decoding work actually done.  (It counted
-    Predictor.predict_next until round 4 of issue 9, which the in-kernel decoder never calls:
-    every bound below then held at 0.)"""
-    from nncompress.codec import BlockDecoder
-
-    counter = {"n": 0}
-    original = BlockDecoder.decode
-
-    def counting(self, max_nibbles):
-        nibbles = original(self, max_nibbles)
-        counter["n"] += len(nibbles)
-        return nibbles
-
-    monkeypatch.setattr(BlockDecoder, "decode", counting)
-    return counter
-
-
 # -- errors.py (issue 10 item 5) ------------------------------------------------------------
 
 def test_one_exception_class_importable_from_every_old_place():
@@ -61,20 +42,20 @@ def test_one_exception_class_importable_from_every_old_place():
 
 # -- item 5: max_length bounds the work -----------------------------------------------------
 
-def test_max_length_decodes_only_what_is_asked(big_archive, steps):
+def test_max_length_decodes_only_what_is_asked(big_archive, decoded_nibbles):
     d = NNDecompressor()
     assert d.decompress(big_archive, max_length=1) == TEXT[:1]
-    assert steps["n"] == 2  # one byte is two nibbles, not the 80 KB archive
+    assert decoded_nibbles["n"] == 2  # one byte is two nibbles, not the 80 KB archive
     assert d.decompress(b"", max_length=1000) == TEXT[1:1001]
-    assert steps["n"] == 2 + 2000
+    assert decoded_nibbles["n"] == 2 + 2000
     rest = d.decompress(b"")
     assert TEXT[:1001] + rest == TEXT and d.eof
 
 
-def test_file_read_decodes_only_what_is_asked(big_archive, steps):
+def test_file_read_decodes_only_what_is_asked(big_archive, decoded_nibbles):
     with nncompress.open(io.BytesIO(big_archive)) as f:
         assert f.read(3) == TEXT[:3]
-        assert steps["n"] == 6
+        assert decoded_nibbles["n"] == 6
         assert f.read() == TEXT[3:]
 
 
@@ -154,14 +135,14 @@ def _hostile(level: int, raw_len: int, payload: bytes, version: int = fmt.FORMAT
 
 @pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("raw_len", [1 << 16, 1 << 20, fmt.MAX_BLOCK_SIZE])
-def test_block_claiming_more_than_its_payload_can_hold_is_refused_undecoded(raw_len, version, steps):
+def test_block_claiming_more_than_its_payload_can_hold_is_refused_undecoded(raw_len, version, decoded_nibbles):
     blob = _hostile(1, raw_len, b"\x55" * 8, version)
     assert len(blob) < 120
     with pytest.raises(nncompress.NNCError, match="payload too short"):
         nncompress.decompress(blob)
     with pytest.raises(nncompress.NNCError, match="payload too short"):
         list(api.list_streams(io.BytesIO(blob)))
-    assert steps["n"] == 0
+    assert decoded_nibbles["n"] == 0
 
 
 def test_the_bound_is_what_format_states():
@@ -492,10 +473,10 @@ def test_tell_counts_uncompressed_bytes_both_ways(tmp_path):
         assert f.read() == b"fg" and f.tell() == 7
 
 
-def test_a_trickling_file_is_decoded_only_as_far_as_asked(steps):
+def test_a_trickling_file_is_decoded_only_as_far_as_asked(decoded_nibbles):
     """Input arriving 7 bytes a read: each refill asks the decoder only for what is still
     missing, so read(n) decodes exactly 2n nibbles however the input came."""
     blob = nncompress.compress(TEXT[:3000], 1, block_size=1000)
     with nncompress.open(_Trickle(blob)) as f:
-        assert f.read(100) == TEXT[:100] and steps["n"] == 200
-        assert f.read(1500) == TEXT[100:1600] and steps["n"] == 3200
+        assert f.read(100) == TEXT[:100] and decoded_nibbles["n"] == 200
+        assert f.read(1500) == TEXT[100:1600] and decoded_nibbles["n"] == 3200

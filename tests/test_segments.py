@@ -399,20 +399,10 @@ def test_seek_refusals_name_the_problem(archive, tmp_path):
         assert str(refused.value) == "file not open for reading"
 
 
-def test_seek_decodes_only_the_way_to_its_target(text, archive, monkeypatch):
+def test_seek_decodes_only_the_way_to_its_target(text, archive, decoded_nibbles):
     """Forward within a segment reads on from where the file is; a seek to where it is
     decodes nothing; backwards restarts at the segment's start, not the archive's."""
-    from nncompress.codec import BlockDecoder
-
-    nibbles = {"n": 0}
-    original = BlockDecoder.decode
-
-    def counting(self, max_nibbles):
-        out = original(self, max_nibbles)
-        nibbles["n"] += len(out)
-        return out
-
-    monkeypatch.setattr(BlockDecoder, "decode", counting)
+    nibbles = decoded_nibbles
     with nncompress.open(io.BytesIO(archive)) as f:
         assert f.seek(SEG + 2000) == SEG + 2000
         assert nibbles["n"] == 2 * 2000  # from segment 1's start
