@@ -200,6 +200,19 @@ def test_v2_goldens_cover_the_format():
             entry["streams"], entry["blocks"])
 
 
+def test_every_registered_model_is_pinned_by_a_golden_archive():
+    """A preset appended to nncompress/presets.py (a level's new model) needs a golden archive
+    here (v2/make_v2.py, PRESET_ENTRIES): otherwise a later change to a component only that preset
+    uses would pass every golden test, and the archives it wrote would decode wrong."""
+    from nncompress.presets import PRESETS
+
+    pinned = {PRESETS[e["level"]].params for e in ENTRIES + STRUCTURE_ENTRIES if e.get("level")}
+    pinned |= {PRESETS[h.preset].params for e in V2_ENTRIES
+               for h in [fmt.scan((GOLDEN / e["archive"]).read_bytes())[0].header] if h.preset}
+    unpinned = sorted(id_ for id_, preset in PRESETS.items() if preset.params not in pinned)
+    assert not unpinned, f"presets without a golden archive: {unpinned} (tests/golden/v2/make_v2.py)"
+
+
 @pytest.mark.parametrize("entry", V2_ENTRIES, ids=v2_ident)
 def test_v2_golden_decodes(entry):
     out = nncompress.decompress((GOLDEN / entry["archive"]).read_bytes())

@@ -8,6 +8,9 @@
   long-L1                 one ~70 KB block: only history_bits is fitted at level 1
   long-L1-stream          input of unknown size (streamed): the full preset, no overrides, 32 KiB blocks
   long-L1-seg16k          five segments (five streams), each fitted to its own length
+  records-pN-bs400        one per preset registered after format 1 (rounds 3 and 4: run inputs,
+                          mixer start, match recovery, the RNNME expert and its features), several
+                          blocks: every model a level has used since pins its bytes here too
 
     .venv/bin/python tests/golden/v2/make_v2.py
 
@@ -31,7 +34,7 @@ sys.path.insert(0, str(HERE.parents[2]))
 import nncompress  # noqa: E402
 from nncompress import format as fmt  # noqa: E402
 from nncompress.model.params import ModelParams  # noqa: E402
-from nncompress.presets import LEVEL_PRESET  # noqa: E402
+from nncompress.presets import LEVEL_PRESET, PRESETS  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("make_structures", GOLDEN / "structures" / "make_structures.py")
 structures = importlib.util.module_from_spec(_spec)
@@ -53,6 +56,12 @@ ENTRIES = {
     "long-L1": ("structures/long.bin.xz", 1, None, fmt.DEFAULT_BLOCK_SIZE, fmt.DEFAULT_SEGMENT_SIZE, True),
     "long-L1-stream": ("structures/long.bin.xz", 1, None, 32768, fmt.DEFAULT_SEGMENT_SIZE, False),
     "long-L1-seg16k": ("structures/long.bin.xz", 1, None, fmt.DEFAULT_BLOCK_SIZE, 16384, True),
+}
+# Presets registered after the entries above were written (presets.py): name: (input, preset id,
+# block size).  The level recorded is the one the preset was made for.
+PRESET_ENTRIES = {
+    f"records-p{preset}-bs400": ("structures/records.bin.xz", preset, 400)
+    for preset in (10, 13, 16, 17, 18, 19)
 }
 INPUTS_HERE = {"v2/hello6.bin": b"hello\n"}  # made by this script (the 6-byte file of issue 15)
 
@@ -90,7 +99,11 @@ def main() -> int:
         if path.exists() and path.read_bytes() != content:
             raise SystemExit(f"{relative} exists with different content: pick a new name")
         path.write_bytes(content)
-    for name, (relative, level, params, block_size, segment_size, declared) in ENTRIES.items():
+    wanted = dict(ENTRIES)
+    for name, (relative, preset, block_size) in PRESET_ENTRIES.items():
+        wanted[name] = (relative, PRESETS[preset].level, None, block_size, fmt.DEFAULT_SEGMENT_SIZE,
+                        True, preset)
+    for name, (relative, level, params, block_size, segment_size, declared, *preset) in wanted.items():
         if name in have:
             continue
         data = read_input(relative)
@@ -103,7 +116,7 @@ def main() -> int:
             "input_size": len(data),
             "input_sha256": sha256(data),
             "level": level,
-            "preset": LEVEL_PRESET[level] if level else None,
+            "preset": preset[0] if preset else LEVEL_PRESET[level] if level else None,
             "params": params.to_ints() if params else None,
             "block_size": block_size,
             "segment_size": segment_size,
