@@ -134,6 +134,19 @@ _DEFAULT_RUNS_R3 = ModelParams(**dict(_DEFAULT_FAST_R3.__dict__, run_inputs=1))
 _STRONG_E4 = ModelParams(**dict(_STRONG_R3.__dict__, rnnme_hidden=4, rnnme_me_bits=26))
 
 
+# ---- round 5 (issue 11): the expert reads the predictor's contexts and its match model ---------
+
+# Level 9's expert with direct-connection features from the mix: the match model's expected byte
+# (x length bucket, x previous byte) and eight of the predictor's own context hashes (word
+# bigram/trigram/skip, word + order 1, column, three character-class patterns).  bench/NEURAL.md,
+# "Round 5": 0.003-0.007 bpc on alice29.txt, book2 and enwik8; same table, same memory.
+_EXPERT_FEATURE_CONTEXTS = (C.WORD_BIGRAM, C.COLUMN, C.WORD_ORDER1, C.WORD_TRIGRAM, C.WORD_SKIP,
+                            C.CLASS_MASK, C.CLASS_RUNS, C.CLASS_RUNS_ORDER1)
+_STRONG_E5 = ModelParams(**dict(
+    _STRONG_E4.__dict__, rnnme_match_feature=3,
+    rnnme_context_features=sum(1 << _STRONG_E4.contexts.index(k) for k in _EXPERT_FEATURE_CONTEXTS)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -154,6 +167,8 @@ PRESETS = {
     17: Preset(6, _DEFAULT_FAST_R3), 18: Preset(7, _DEFAULT_RUNS_R3),
     # round 4 (branch expert4): level 9's expert with a 2^26-weight table and 4 units
     19: Preset(9, _STRONG_E4),
+    # round 5: level 9's expert with the predictor's contexts and match model as features
+    20: Preset(9, _STRONG_E5),
 }
 
 # Each level is the newest preset registered for it.

@@ -36,6 +36,8 @@ FROZEN = {
     18: "c10d595af7d07150",
     # round 4 (branch expert4): level 9 with a stronger expert
     19: "ee5c65eb62fa2328",
+    # round 5: level 9's expert with the predictor's contexts and match model as features
+    20: "8ef853e1f2bcce51",
 }
 
 
