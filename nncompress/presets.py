@@ -147,6 +147,12 @@ _STRONG_E5 = ModelParams(**dict(
     rnnme_context_features=sum(1 << _STRONG_E4.contexts.index(k) for k in _EXPERT_FEATURE_CONTEXTS)))
 
 
+# Level 9 with smaller mixer steps (bench/TUNING.md, round 5): about 90 inputs per mixer now, so
+# round 2's step sizes overshoot; 0.001-0.022 bpc on 15 of 17 shared files, the most on the small
+# ones; choenamseon_ko.txt loses 0.003 (UTF-8 Korean wants the faster steps), enwik8_1M equal.
+_STRONG_E5_STEPS = ModelParams(**dict(_STRONG_E5.__dict__, mixer_lr=1, mixer_lr_boost=16, final_lr=2))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -169,6 +175,8 @@ PRESETS = {
     19: Preset(9, _STRONG_E4),
     # round 5: level 9's expert with the predictor's contexts and match model as features
     20: Preset(9, _STRONG_E5),
+    # round 5: the same with smaller mixer steps
+    21: Preset(9, _STRONG_E5_STEPS),
 }
 
 # Each level is the newest preset registered for it.

@@ -38,6 +38,7 @@ FROZEN = {
     19: "ee5c65eb62fa2328",
     # round 5: level 9's expert with the predictor's contexts and match model as features
     20: "8ef853e1f2bcce51",
+    21: "b74ba35dbe8c5b7b",
 }
 
 
