@@ -737,3 +737,380 @@ def test_format_1_segments_are_walked_with_their_own_framing(text):
     sink = io.BytesIO()
     assert parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine()) == (len(blob), 3 * SEG)
     assert sink.getvalue() == text[: 3 * SEG]
+
+
+# -- round 6 of the mutation review (bench/MUTATION.md 2f) --
+
+class _Recording(io.BytesIO):
+    """Records the size of every read."""
+
+    def __init__(self, payload):
+        super().__init__(payload)
+        self.asked, self.answered = [], []
+
+    def read(self, size=-1):
+        self.asked.append(size)
+        self.answered.append(len(out := super().read(size)))
+        return out
+
+
+def test_segment_index_reads_a_few_bytes_per_block_not_the_archive(blocked):
+    """The index hops from frame to frame: 1,024 bytes for a header, 32 for a block frame (or a
+    frame and the trailer), never the whole archive."""
+    source = _Recording(blocked)
+    table = segments.index_segments(source)
+    expected = []
+    for entry in table:  # a header, each block's frame, then the trailer (after the last frame)
+        expected += [1024] + [32] * (entry.blocks + 1)
+    assert source.asked == expected
+
+
+@pytest.mark.parametrize("recover", [False, True])
+def test_split_streams_reads_in_chunks_not_the_whole_archive(blocked, recover):
+    source = _Recording(blocked + (b"junk" if recover else b""))
+    pieces = list(segments.split_streams(source, recover=recover, chunk=1000))
+    assert len(pieces) == 5 + recover
+    assert set(source.asked) == {1000}
+    assert source.answered.count(0) == 1  # the end of the input is read once, not asked again
+
+
+def test_recovery_finds_a_header_one_byte_on_and_skips_a_false_one_cut_by_a_read(blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+
+    def walk(blob, chunk=7):
+        return [(p.index, p.offset, p.data, p.error) for p in _split(blob, recover=True, chunk=chunk)]
+
+    stream0 = blocked[: table[1].offset]
+    # one damaged byte, then a good segment at buffer position 1
+    assert walk(b"j" + blocked)[:2] == [(0, 0, None, "not an nncompress archive (bad magic)"),
+                                        (1, 1, stream0, None)]
+    # a false header inside a damaged segment, at every position against the 7-byte reads: once
+    # its magic ends a read, it cannot be judged until the next read, and must still be skipped
+    expected = [(0, 0, stream0, None), (1, table[1].offset, None, "corrupt archive header (checksum mismatch)"),
+                (2, table[2].offset, blocked[table[2].offset : table[3].offset], None)]
+    for shift in range(7):
+        damaged = bytearray(blocked)
+        damaged[table[1].offset + 5] ^= 0x01  # segment 1's header checksum
+        middle = table[1].offset + 100 + shift
+        damaged[middle : middle + 12] = b"NNC\x1a" + bytes(8)
+        assert walk(bytes(damaged))[:3] == expected, shift
+    # garbage and then a header cut short at the very end: one damaged piece, to the end
+    truncated_header = stream0[:6]
+    assert walk(blocked + b"junk" + truncated_header)[5:] == \
+        [(5, len(blocked), None, "trailing garbage after the compressed stream")]
+
+
+def test_crc_sink_keeps_the_checksum_and_length_of_everything_written():
+    sink = parallel.CrcSink()
+    assert (sink.crc, sink.size) == (0, 0)
+    assert sink.write(b"hello ") == 6 and sink.write(memoryview(b"world")) == 5
+    assert (sink.crc, sink.size) == (nncompress.format.crc32(b"hello world"), 11)
+
+
+def test_the_cores_counted_are_those_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    assert parallel.cpu_count() == 3
+    monkeypatch.delattr(os, "sched_getaffinity")  # (macOS, Windows)
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert parallel.cpu_count() == 6
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one
+    assert parallel.cpu_count() == 1
+
+
+def test_available_memory_reads_memavailable_then_falls_back(monkeypatch):
+    opened = []
+
+    def meminfo(text):
+        def fake_open(path, *args, **kwargs):
+            opened.append(path)
+            if text is None:
+                raise FileNotFoundError(path)
+            return io.StringIO(text)
+        monkeypatch.setattr(parallel, "open", fake_open, raising=False)
+
+    pages = {"SC_AVPHYS_PAGES": 7, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(os, "sysconf", lambda name: pages[name])
+    meminfo("MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    2048 kB\nCached: 5 kB\n")
+    assert parallel.available_memory() == 2048 << 10
+    assert opened == ["/proc/meminfo"]
+    meminfo("MemTotal:       16000000 kB\n")  # an old kernel without MemAvailable
+    assert parallel.available_memory() == 7 * 4096
+    meminfo(None)  # no /proc
+    assert parallel.available_memory() == 7 * 4096
+
+    def no_sysconf(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(os, "sysconf", no_sysconf)
+    assert parallel.available_memory() is None
+
+
+def test_worker_memory_and_the_plan_with_the_memory_found(monkeypatch):
+    from nncompress.codec import model_memory
+    from nncompress.presets import params_for_level
+
+    params = params_for_level(1)
+    assert parallel.worker_memory(params, 5000) == model_memory(params) + 3 * 5000 + (150 << 20)
+    per_worker = parallel.worker_memory(params, 5000) + 5000
+    monkeypatch.setattr(parallel, "cpu_count", lambda: 8)
+    monkeypatch.setattr(parallel, "available_memory", lambda: 5 * per_worker - 1)
+    assert parallel.plan_workers(0, params, 5000) == 4  # every core, as many as fit
+    assert parallel.plan_workers(3, params, 5000) == 3
+    assert parallel.plan_workers(6, params, 5000, available=per_worker * 6) == 6  # exactly fits
+    assert parallel.plan_workers(6, params, 5000, available=per_worker * 6 - 1) == 5
+    monkeypatch.setattr(parallel, "available_memory", lambda: None)  # unknown: no cap
+    assert parallel.plan_workers(0, params, 5000) == 8 and parallel.plan_workers(1, params, 5000) == 1
+    with pytest.raises(ValueError) as refused:
+        parallel.plan_workers(-1, params, 5000)
+    assert str(refused.value) == "the number of threads must be >= 0"
+
+
+def test_write_all_completes_short_writes_and_refuses_no_progress():
+    class Short:
+        def __init__(self, answer=None):
+            self.data, self.calls, self.answer = bytearray(), 0, answer
+
+        def write(self, view):
+            self.calls += 1
+            if self.answer is not None:
+                return self.answer
+            self.data += view[:3]
+            return min(3, len(view))
+
+    sink = Short()
+    parallel._write_all(sink, b"0123456789")
+    assert (bytes(sink.data), sink.calls) == (b"0123456789", 4)
+    stuck = Short(answer=0)
+    with pytest.raises(OSError) as refused:
+        parallel._write_all(stuck, b"abc")
+    assert str(refused.value) == "write made no progress" and stuck.calls == 1
+
+    class NonBlocking:  # a raw stream that would block answers None: given up, as io does
+        calls = 0
+
+        def write(self, view):
+            self.calls += 1
+
+    unready = NonBlocking()
+    parallel._write_all(unready, b"abc")
+    assert unready.calls == 1
+
+
+def test_a_dead_worker_surfaces_as_worker_lost_word_for_word():
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = cf.Future()
+    broken.set_exception(BrokenProcessPool("gone"))
+    with pytest.raises(parallel.WorkerLost) as lost:
+        parallel._checked(broken)
+    assert str(lost.value) == "a worker process died (gone); output abandoned, input kept"
+    assert isinstance(lost.value, NNCError)
+    failed = cf.Future()
+    failed.set_exception(NNCError("damaged"))
+    assert parallel._checked(failed) is failed  # other errors are the caller's to read
+    cancelled = cf.Future()
+    cancelled.cancel()
+    assert parallel._checked(cancelled) is cancelled
+
+
+def test_whole_buffer_pipeline_in_one_process(text, archive):
+    """parallel.compress_bytes / decompress_bytes (what compress(threads=...) calls), here with
+    one worker: the engine is this process, the bytes those of compress()."""
+    from nncompress.model.params import ModelParams
+
+    assert parallel.compress_bytes(text, 1, segment_size=SEG) == archive
+    small = text[:5000]
+    packed = nncompress.compress(small, 1, segment_size=4096, block_size=1000)
+    assert parallel.compress_bytes(memoryview(small), 1, segment_size=4096, block_size=1000) == packed
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    assert parallel.compress_bytes(small, 6, params=custom) == nncompress.compress(small, params=custom)
+    assert parallel.decompress_bytes(archive) == text
+    assert parallel.decompress_bytes(bytearray(packed)) == small
+    with pytest.raises(NNCError) as refused:
+        parallel.decompress_bytes(packed[:-1])
+    at = segments.index_segments(io.BytesIO(packed))[1].offset
+    assert str(refused.value) == \
+        f"segment 1 (at byte {at} of the archive): compressed data ended before the end of the stream (truncated)"
+
+
+def test_close_engine_aborts_only_a_local_pool_and_only_when_told(monkeypatch):
+    calls = []
+    pool = parallel.LocalEngine(2)
+    monkeypatch.setattr(pool, "close", lambda abort=False: calls.append(("pool", abort)))
+
+    class Other:
+        def close(self):
+            calls.append("other")
+
+    parallel.close_engine(pool, True)
+    parallel.close_engine(pool, False)
+    parallel.close_engine(pool)
+    parallel.close_engine(Other(), True)
+    assert calls == [("pool", True), ("pool", False), ("pool", False), "other"]
+
+
+def test_whole_buffer_pipeline_plans_its_engine_from_its_arguments(monkeypatch):
+    from nncompress.model.params import ModelParams
+    from nncompress.presets import params_for_level
+
+    made, closed = [], []
+    monkeypatch.setattr(parallel, "make_engine", lambda *a, **k: made.append((a, k)) or parallel.SerialEngine())
+    monkeypatch.setattr(parallel, "close_engine", lambda engine, abort=False: closed.append(abort))
+    client = object()
+    data = b"plan the engine " * 20
+    parallel.compress_bytes(data, 2, threads=3, client=client, segment_size=4096)
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    parallel.compress_bytes(data, 6, params=custom, threads=0)
+    parallel.decompress_bytes(nncompress.compress(data, 1), threads=5, client=client)
+    assert made == [((3, client), {"params": params_for_level(2), "segment_size": 4096}),
+                    ((0, None), {"params": custom, "segment_size": segments.DEFAULT_SEGMENT_SIZE}),
+                    ((5, client), {})]
+    with pytest.raises(NNCError):
+        parallel.decompress_bytes(b"garbage!")
+    with pytest.raises(ValueError):
+        parallel.compress_bytes(data, 1, segment_size=4096, block_size=0)
+    assert closed == [False, False, False, True, True]  # aborted when the work failed
+
+
+def test_the_pipeline_sizes_each_segments_model_as_the_streaming_compressor_does(text):
+    """Without a declared size (a pipe), a segment that fits in a block is fitted to its length
+    (as NNCompressor streaming does); with one, every segment is fitted to what is left; a
+    single segment starts at input offset 0."""
+    data = text[:9000]  # segments of 4096, 4096 and 808 bytes
+    for size in (None, len(data)):
+        sink = io.BytesIO()
+        parallel.compress_stream(io.BytesIO(data), sink, parallel.SerialEngine(), level=1, segment_size=4096,
+                                 block_size=5000, size=size)
+        streaming = nncompress.NNCompressor(1, segment_size=4096, block_size=5000, size=size)
+        assert sink.getvalue() == streaming.compress(data) + streaming.flush()
+    one = io.BytesIO()
+    parallel.compress_stream(io.BytesIO(data[:3000]), one, parallel.SerialEngine(), level=1, size=3000)
+    assert one.getvalue() == nncompress.compress(data[:3000], 1)
+
+
+def test_make_engine_plans_local_workers_or_takes_the_cluster(monkeypatch):
+    from nncompress import cluster
+    from nncompress.presets import params_for_level
+
+    planned = []
+    answer = {"workers": 1}
+    monkeypatch.setattr(parallel, "plan_workers", lambda *a: planned.append(a) or answer["workers"])
+    assert isinstance(parallel.make_engine(), parallel.SerialEngine)
+    answer["workers"] = 2
+    engine = parallel.make_engine(4, params=params_for_level(1), segment_size=8192)
+    assert isinstance(engine, parallel.LocalEngine) and engine.slots == 2
+    assert planned == [(1, params_for_level(6), segments.DEFAULT_SEGMENT_SIZE), (4, params_for_level(1), 8192)]
+
+    class FakeDaskEngine:
+        def __init__(self, client):
+            self.client = client
+
+    monkeypatch.setattr(cluster, "DaskEngine", FakeDaskEngine)
+    client = object()
+    engine = parallel.make_engine(4, client)
+    assert isinstance(engine, FakeDaskEngine) and engine.client is client and len(planned) == 2
+
+
+def test_ordered_futures_keeps_one_job_more_than_the_slots_in_flight_and_cancels_the_rest():
+    import concurrent.futures as cf
+
+    class Engine:
+        slots = 2
+
+        def __init__(self):
+            self.submitted, self.cancelled = [], []
+
+        def submit(self, fn, *args):
+            self.submitted.append(args[0])
+            future = cf.Future()
+            future.set_result(fn(*args))
+            return future
+
+        def cancel(self, futures):
+            self.cancelled.append([f.result() for f in futures])
+
+    engine = Engine()
+    futures = parallel.ordered_futures(engine, lambda x: x * 10, ((i,) for i in range(6)))
+    first = next(futures)
+    assert first.result() == 0 and engine.submitted == [0, 1, 2]  # slots + 1 in flight
+    assert next(futures).result() == 10 and engine.submitted == [0, 1, 2, 3]
+    assert [f.result() for f in futures] == [20, 30, 40, 50] and engine.cancelled == []
+    engine = Engine()
+    futures = parallel.ordered_futures(engine, lambda x: x * 10, ((i,) for i in range(6)))
+    next(futures)
+    futures.close()  # the caller stops early (an error): the jobs still in flight are cancelled
+    assert engine.cancelled == [[10, 20]]
+
+
+class _RecordingEngine:
+    """Runs each job at once, like SerialEngine, and records what was sent and cancelled."""
+
+    def __init__(self, slots):
+        self.slots, self.sent, self.cancelled = slots, [], []
+
+    def submit(self, fn, *args):
+        self.sent.append((fn, args))
+        return parallel.SerialEngine().submit(fn, *args)
+
+    def cancel(self, futures):
+        self.cancelled.extend(futures)
+
+
+def test_file_prefetcher_sends_small_regular_files_ahead_in_order(tmp_path, monkeypatch):
+    from nncompress.presets import params_for_level
+
+    monkeypatch.chdir(tmp_path)
+    files = {"a": b"a" * 100, "b": b"b" * 200, "c": b"c" * 300, "-": b"not standard input", "big": b"x" * 513}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "locked").write_bytes(b"unreadable")
+    (tmp_path / "grown").write_bytes(b"g" * 100)  # grows past the limit once its size was seen
+    os.mkdir(tmp_path / "folder")
+    asked = []
+
+    class Recorded(io.BytesIO):
+        def read(self, size=-1):
+            asked.append(size)
+            return super().read(size)
+
+    def recorded_open(name, mode="r"):
+        if name == "locked":
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        with open(name, mode) as f:
+            return Recorded(f.read() * (6 if name == "grown" else 1))
+
+    monkeypatch.setattr(parallel, "open", recorded_open, raising=False)
+    names = ["-", "a", "a", "/dev/null", "folder", "missing", "locked", "big", "grown", "b", "c"]
+    engine = _RecordingEngine(slots=1)
+    params = params_for_level(1)
+    prefetch = parallel.FilePrefetcher(engine, names, "compress", 512, level=2, params=params, block_size=4096)
+    # slots + 1 files ahead; standard input, a repeated name, devices, folders, missing files and
+    # files over the limit are left to the command line
+    assert engine.sent == [(parallel.compress_job, (files["a"], 2, params, 4096, 100)),
+                           (parallel.compress_job, (files["b"], 2, params, 4096, 200))]
+    assert asked == [513, 513, 513]  # a, grown, b: one byte past the limit, whatever the file holds now
+    expected = parallel.compress_job(files["a"], 2, params, 4096, 100)
+    assert prefetch.take("a", files["a"]) == expected
+    assert [args[0] for _, args in engine.sent] == [files["a"], files["b"], files["c"]]  # refilled
+    assert prefetch.take("a", files["a"]) is None  # already taken
+    assert prefetch.take("b", b"changed") is None and len(engine.cancelled) == 1
+    prefetch.close()
+    assert len(engine.cancelled) == 2 and prefetch.take("c", files["c"]) is None
+    archive = nncompress.compress(files["a"], 1)
+    (tmp_path / "a.nnc").write_bytes(archive)
+    engine = _RecordingEngine(slots=3)
+    prefetch = parallel.FilePrefetcher(engine, ["a.nnc"], "decompress", 512)
+    assert engine.sent == [(parallel.decompress_file_job, (archive,))]
+    assert prefetch.take("a.nnc", archive) == files["a"]
+
+
+def test_prepended_reads_the_head_then_the_source_in_every_way():
+    for everything in (None, -1):
+        reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+        assert reader.read(everything) == b"abcdef" and reader.read(everything) == b""
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(0) == b"" and reader.read() == b"abcdef"
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(3) == b"abc" and reader.read(1) == b"d" and reader.read() == b"ef"
+    assert parallel.Prepended(b"", io.BytesIO(b"xy")).read(5) == b"xy"
