@@ -977,12 +977,12 @@ def test_the_pipeline_sizes_each_segments_model_as_the_streaming_compressor_does
     """Without a declared size (a pipe), a segment that fits in a block is fitted to its length
     (as NNCompressor streaming does); with one, every segment is fitted to what is left; a
     single segment starts at input offset 0."""
-    data = text[:9000]  # segments of 4096, 4096 and 808 bytes
+    data = text[:9000]  # segments of 4096, 4096 and 808 bytes; blocks of 3,000
     for size in (None, len(data)):
         sink = io.BytesIO()
         parallel.compress_stream(io.BytesIO(data), sink, parallel.SerialEngine(), level=1, segment_size=4096,
-                                 block_size=5000, size=size)
-        streaming = nncompress.NNCompressor(1, segment_size=4096, block_size=5000, size=size)
+                                 block_size=3000, size=size)
+        streaming = nncompress.NNCompressor(1, segment_size=4096, block_size=3000, size=size)
         assert sink.getvalue() == streaming.compress(data) + streaming.flush()
     one = io.BytesIO()
     parallel.compress_stream(io.BytesIO(data[:3000]), one, parallel.SerialEngine(), level=1, size=3000)
@@ -1114,3 +1114,58 @@ def test_prepended_reads_the_head_then_the_source_in_every_way():
     reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
     assert reader.read(3) == b"abc" and reader.read(1) == b"d" and reader.read() == b"ef"
     assert parallel.Prepended(b"", io.BytesIO(b"xy")).read(5) == b"xy"
+
+
+def test_compress_segment_writes_the_stream_it_is_asked_for(text):
+    """Every option reaches the segment's stream: version, block size, preset, model size."""
+    from nncompress.format import parse_header
+
+    data = text[:2500]
+    header = parse_header(segments.compress_segment(data, 1, block_size=1000, format_version=1))[0]
+    assert (header.version, header.block_size, header.level) == (1, 1000, 1)
+    header = parse_header(segments.compress_segment(data, 1, preset_id=2))[0]
+    assert (header.version, header.preset) == (2, 2)  # preset 2 (level 2's), not level 1's
+    assert parse_header(segments.compress_segment(data, 1, block_size=1000, size=2500))[0].overrides  # fitted
+    assert not parse_header(segments.compress_segment(data, 1, block_size=1000))[0].overrides  # full size
+    from nncompress.model.params import ModelParams
+
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    header = parse_header(segments.compress_segment(data, 6, custom))[0]
+    assert header.preset == 0 and ModelParams.from_ints(list(header.params)) == custom
+
+
+def test_fitted_size_at_its_bounds():
+    # no declared size: a segment of at most one block is in hand, so fitted to its length
+    assert segments.fitted_size(1000, 0, None, 1000, None) == 1000
+    assert segments.fitted_size(1001, 0, None, 1000, None) is None
+    assert segments.fitted_size(None, 0, None, 1000, 4096) is None
+    # a declared size: what is left of it from the segment's start, at most a segment
+    assert segments.fitted_size(None, 5000, 12000, 1000, 4096) == 4096
+    assert segments.fitted_size(4096, 8192, 9000, 1000, 4096) == 808
+    assert segments.fitted_size(None, 3000, 10000, 1000, None) == 7000
+    assert segments.fitted_size(100, 9000, 9000, 1000, 4096) == 0
+    assert segments.fitted_size(100, 9001, 9000, 1000, 4096) is None  # grew past the declared size
+
+
+def test_bad_parameters_fail_when_the_compressor_is_made():
+    from nncompress.model.params import ModelParams
+
+    bad = ModelParams(contexts=(), table_bits=12, history_bits=12, match_bits=10)
+    good = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    for args, options, message in (((1, bad), {}, "contexts are supported"),
+                                   ((1,), {"block_size": 0}, "block_size must be in"),
+                                   ((1,), {"format_version": 7}, "format_version must be one of"),
+                                   ((1, good), {"preset_id": 2}, "give params or preset_id, not both")):
+        with pytest.raises(ValueError) as refused:
+            segments.SegmentedCompressor(*args, **options)  # at once, before any input
+        assert message in str(refused.value)
+
+
+def test_segmented_compressor_counts_its_completed_segments(text):
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=4096)
+    assert compressor.segments == 0
+    out = compressor.compress(text[:9000])  # two segments complete once the third has begun
+    assert compressor.segments == 2
+    out += compressor.flush()
+    assert compressor.segments == 3
+    assert nncompress.decompress(out) == text[:9000]
