@@ -1169,3 +1169,35 @@ def test_segmented_compressor_counts_its_completed_segments(text):
     out += compressor.flush()
     assert compressor.segments == 3
     assert nncompress.decompress(out) == text[:9000]
+
+
+def test_a_block_is_written_as_soon_as_it_is_known_to_be_its_streams_last(text):
+    # input ending exactly at a block: held until flush() says no other block follows
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=None)
+    held = compressor.compress(text[:1000])
+    assert held == b"" and held + compressor.flush() == one_stream(text[:1000], block_size=1000)
+    # input ending exactly at a segment: its last block is known to be last and goes out at once,
+    # only the trailer waits (for more input or flush)
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=4096, size=4096)
+    out = compressor.compress(text[:4096])
+    trailer = compressor.flush()
+    assert out + trailer == one_stream(text[:4096], block_size=1000)
+    assert len(trailer) == 6  # the segment's length (a 2-byte varint) and its CRC-32
+
+
+def test_an_empty_input_is_one_empty_stream_made_as_asked():
+    from nncompress.format import parse_header
+    from nncompress.model.params import ModelParams
+
+    def empty(size=None, **options):
+        encoder = StreamEncoder(**options, size=size)
+        return encoder.header() + encoder.end()
+
+    assert segments.SegmentedCompressor(1).flush() == empty(level=1, size=0) == nncompress.compress(b"", 1)
+    # a declared size the input did not fill (a file that shrank): the model sized as declared
+    assert segments.SegmentedCompressor(1, size=100_000).flush() == empty(level=1, size=100_000)
+    header = parse_header(segments.compress_segment(b"", 1, block_size=1000, format_version=1))[0]
+    assert (header.version, header.block_size) == (1, 1000)
+    assert parse_header(segments.compress_segment(b"", 1, preset_id=2))[0].preset == 2
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    assert segments.compress_segment(b"", 6, custom) == empty(params=custom, size=0)
