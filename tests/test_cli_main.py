@@ -463,16 +463,25 @@ def test_the_progress_bar_gets_the_total_the_name_and_whether_stderr_is_a_termin
     assert asked == [(5000, "doc.txt", True), (None, "-", False)]
 
 
-def test_a_file_the_prefetcher_did_not_send_is_coded_from_what_was_read(tmp_path, monkeypatch):
-    """A prefetched result is used as it is (no second coding), a file it did not send (here
-    named twice: the second is not sent again) is coded from the bytes read to compare it, and
-    a small file is read up to one byte past a segment, not whole."""
+def test_a_prefetched_result_is_used_once_and_a_changed_file_is_coded_from_what_was_read(tmp_path, monkeypatch):
+    """A prefetched result is used as it is (no second coding); a file that changed after it was
+    sent ahead is coded from the bytes read to compare it; a small file is read up to one byte
+    past a segment, not whole."""
     import nncompress
 
     jobs, reads = [], {}
     real_job = parallel.compress_job
     monkeypatch.setattr(parallel, "compress_job", lambda data, *a: jobs.append(len(data)) or real_job(data, *a))
     monkeypatch.setattr(cli.Runner, "engine", lambda self: self._engine or parallel.SerialEngine())
+
+    class Changing(parallel.FilePrefetcher):
+        def take(self, name, data):
+            out = super().take(name, data)
+            if name == "a":  # b was sent ahead with its old bytes: now it changes
+                (tmp_path / "b").write_bytes(TEXT[1000:1250])
+            return out
+
+    monkeypatch.setattr(parallel, "FilePrefetcher", Changing)
     real_open = open
 
     class Recorded:
@@ -490,11 +499,11 @@ def test_a_file_the_prefetcher_did_not_send_is_coded_from_what_was_read(tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a").write_bytes(TEXT[:4096])
     (tmp_path / "b").write_bytes(TEXT[:300])
-    assert main(["-2", "-f", "--segment-size", "4K", "a", "b", "a"]) == 0
-    assert jobs == [4096, 300, 4096]  # a and b sent ahead and used; a again, coded once
+    assert main(["-2", "--segment-size", "4K", "a", "b"]) == 0
+    assert jobs == [4096, 300, 250]  # a and b sent ahead; a's result used, b coded again as read
     assert reads["a"][0] == reads["b"][0] == 4097
     assert (tmp_path / "a.nnc").read_bytes() == nncompress.compress(TEXT[:4096], 2, segment_size=4096)
-    assert (tmp_path / "b.nnc").read_bytes() == nncompress.compress(TEXT[:300], 2, segment_size=4096)
+    assert (tmp_path / "b.nnc").read_bytes() == nncompress.compress(TEXT[1000:1250], 2, segment_size=4096)
 
 
 def test_each_path_declares_a_regular_files_size_to_the_coder(doc, path_taken, monkeypatch):
@@ -542,8 +551,10 @@ def test_decompressing_on_an_engine_stops_at_the_first_damaged_segment(doc, path
     assert not (doc.parent / "d").exists()
 
 
-def test_the_verbose_count_is_every_byte_written_over_several_segments(doc, path_taken, capsys):
+def test_the_verbose_count_is_every_byte_written_over_several_segments(doc, path_taken, capsys, monkeypatch):
     import nncompress
+
+    monkeypatch.setattr(cli, "READ_CHUNK", 100)  # (the one-process path) several reads each way
 
     assert main(["-1", "-v", "-f", "--segment-size", "4K", str(doc)]) == 0
     packed = (doc.parent / "doc.txt.nnc").read_bytes()

@@ -984,9 +984,10 @@ def test_the_pipeline_sizes_each_segments_model_as_the_streaming_compressor_does
                                  block_size=3000, size=size)
         streaming = nncompress.NNCompressor(1, segment_size=4096, block_size=3000, size=size)
         assert sink.getvalue() == streaming.compress(data) + streaming.flush()
-    one = io.BytesIO()
-    parallel.compress_stream(io.BytesIO(data[:3000]), one, parallel.SerialEngine(), level=1, size=3000)
-    assert one.getvalue() == nncompress.compress(data[:3000], 1)
+    one = io.BytesIO()  # (over a block, so that only the declared size can fit its model)
+    parallel.compress_stream(io.BytesIO(data[:3000]), one, parallel.SerialEngine(), level=1, block_size=1000,
+                             size=3000)
+    assert one.getvalue() == nncompress.compress(data[:3000], 1, block_size=1000)
 
 
 def test_make_engine_plans_local_workers_or_takes_the_cluster(monkeypatch):
@@ -1196,8 +1197,23 @@ def test_an_empty_input_is_one_empty_stream_made_as_asked():
     assert segments.SegmentedCompressor(1).flush() == empty(level=1, size=0) == nncompress.compress(b"", 1)
     # a declared size the input did not fill (a file that shrank): the model sized as declared
     assert segments.SegmentedCompressor(1, size=100_000).flush() == empty(level=1, size=100_000)
+    assert segments.SegmentedCompressor(1, segment_size=4096, size=100_000).flush() == empty(level=1, size=4096)
     header = parse_header(segments.compress_segment(b"", 1, block_size=1000, format_version=1))[0]
     assert (header.version, header.block_size) == (1, 1000)
     assert parse_header(segments.compress_segment(b"", 1, preset_id=2))[0].preset == 2
     custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
     assert segments.compress_segment(b"", 6, custom) == empty(params=custom, size=0)
+
+
+def test_compress_segment_makes_one_stream_however_long_its_input(monkeypatch):
+    made = []
+
+    class Recording(segments.SegmentedCompressor):
+        def __init__(self, *args, **options):
+            made.append(options["segment_size"])
+            super().__init__(*args, **options)
+
+    monkeypatch.setattr(segments, "SegmentedCompressor", Recording)
+    stream = segments.compress_segment(b"one stream " * 100, 1, block_size=300)
+    assert made == [None]  # no cut at the default segment size, whatever --segment-size was
+    assert segments.decompress_segment(stream) == b"one stream " * 100
