@@ -1217,3 +1217,74 @@ def test_compress_segment_makes_one_stream_however_long_its_input(monkeypatch):
     stream = segments.compress_segment(b"one stream " * 100, 1, block_size=300)
     assert made == [None]  # no cut at the default segment size, whatever --segment-size was
     assert segments.decompress_segment(stream) == b"one stream " * 100
+
+
+class _FakeProcess:
+    def __init__(self, calls, name, alive):
+        self.calls, self.name, self.alive = calls, name, alive
+
+    def is_alive(self):
+        return self.alive
+
+    def terminate(self):
+        self.calls.append(("terminate", self.name))
+
+    def join(self, timeout=None):
+        self.calls.append(("join", self.name, timeout))
+
+
+class _FakePool:
+    """Stands in for ProcessPoolExecutor: records how it is made, used and shut down."""
+
+    made = []
+
+    def __init__(self, workers, mp_context=None, initializer=None):
+        self.calls, self._broken = [], False
+        self._processes = {1: _FakeProcess(self.calls, "p1", True), 2: _FakeProcess(self.calls, "p2", False)}
+        _FakePool.made.append((self, workers, mp_context.get_start_method(), initializer))
+
+    def submit(self, fn, *args):
+        self.calls.append(("submit", fn, args))
+        return "future"
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        self.calls.append(("shutdown", wait, cancel_futures))
+
+
+def test_local_engine_starts_its_pool_on_first_use_and_closes_or_aborts_it(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(parallel.cf, "ProcessPoolExecutor", _FakePool)
+    _FakePool.made = []
+    engine = parallel.LocalEngine(3)
+    assert engine.slots == 3 and not _FakePool.made  # nothing started yet
+    assert engine.submit(len, b"abc") == "future" and engine.submit(abs, -1) == "future"
+    (pool, workers, method, initializer), = _FakePool.made  # one pool for every job
+    expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    assert (workers, method, initializer) == (3, expected, parallel._ignore_sigint)
+    assert pool.calls == [("submit", len, (b"abc",)), ("submit", abs, (-1,))]
+    engine.close()  # a normal end: wait for the workers
+    assert pool.calls[2:] == [("shutdown", True, False)]
+    engine.close()  # closing twice: nothing more
+    assert len(pool.calls) == 3
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    engine.close(abort=True)  # interrupted: cancel, stop the live workers, wait a little
+    assert pool.calls[1:] == [("shutdown", False, True), ("terminate", "p1"), ("join", "p1", 5), ("join", "p2", 5)]
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    pool._broken = True  # a worker died: the next job gets a fresh pool, the old one is aborted
+    engine.submit(len, b"x")
+    assert ("shutdown", False, True) in pool.calls and len(_FakePool.made) == 4
+    assert _FakePool.made[-1][0].calls == [("submit", len, (b"x",))]
+
+
+def test_workers_ignore_ctrl_c():
+    import signal as signals
+
+    saved = signals.getsignal(signals.SIGINT)
+    try:
+        parallel._ignore_sigint()
+        assert signals.getsignal(signals.SIGINT) is signals.SIG_IGN
+    finally:
+        signals.signal(signals.SIGINT, saved)
