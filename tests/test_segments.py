@@ -1277,6 +1277,20 @@ def test_local_engine_starts_its_pool_on_first_use_and_closes_or_aborts_it(monke
     engine.submit(len, b"x")
     assert ("shutdown", False, True) in pool.calls and len(_FakePool.made) == 4
     assert _FakePool.made[-1][0].calls == [("submit", len, (b"x",))]
+    # an executor without those private attributes (another Python's): never taken for broken,
+    # and aborted without a list of processes
+    engine = parallel.LocalEngine(2)
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    del pool._broken, pool._processes
+    engine.submit(len, b"y")
+    assert _FakePool.made[-1][0] is pool and len(pool.calls) == 2
+    engine.close(abort=True)
+    assert pool.calls[2:] == [("shutdown", False, True)]
+    # a platform without forkserver (Windows): spawn
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    parallel.LocalEngine(2).submit(len, b"")
+    assert _FakePool.made[-1][2] == "spawn"
 
 
 def test_workers_ignore_ctrl_c():
