@@ -8,6 +8,7 @@ has already loaded the package and its compiled kernels, sets ``MUTANT_UNDER_TES
 trampoline reads it at every call) and runs the given tests with ``pytest -x``: exit 0 =
 survived, 1 = killed, killed by the CPU limit = timeout (counted as killed, as mutmut does).
 
+    cd <copy> && python <this> --generate       # mutmut's generation step only, into mutants/
     cd <copy>/mutants && python <this> --tests TESTS... --out results.json MUTANT_NAME_PREFIX...
 
 A prefix selects every mutant whose name starts with it (``nncompress.segments.x_split_streams``);
@@ -40,7 +41,25 @@ def mutant_names(prefixes: list[str]) -> list[str]:
     return sorted(set(found), key=lambda n: (n.rsplit("__mutmut_", 1)[0], int(n.rsplit("_", 1)[1])))
 
 
+def generate() -> int:
+    """mutmut's generation step alone (``mutmut run`` without its clean and coverage passes):
+    writes ``mutants/`` from the ``[tool.mutmut]`` table of the tree it is run in."""
+    from pathlib import Path
+
+    from mutmut import __main__ as mutmut_main
+
+    mutmut_main.set_mutant_under_test("mutant_generation")
+    os.makedirs(Path("mutants"), exist_ok=True)
+    mutmut_main.copy_src_dir()
+    mutmut_main.copy_also_copy_files()
+    mutmut_main.setup_source_paths()
+    print(mutmut_main.create_mutants(1))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--generate"]:
+        return generate()
     parser = argparse.ArgumentParser()
     parser.add_argument("--tests", nargs="+", required=True)
     parser.add_argument("--out", required=True)
