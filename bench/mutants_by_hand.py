@@ -8,9 +8,11 @@ has already loaded the package and its compiled kernels, sets ``MUTANT_UNDER_TES
 trampoline reads it at every call) and runs the given tests with ``pytest -x``: exit 0 =
 survived, 1 = killed, killed by the CPU limit = timeout (counted as killed, as mutmut does).
 
+    cd <copy> && python <this> --generate       # mutmut's generation step only, into mutants/
     cd <copy>/mutants && python <this> --tests TESTS... --out results.json MUTANT_NAME_PREFIX...
 
-A prefix selects every mutant whose name starts with it (``nncompress.segments.x_split_streams``).
+A prefix selects every mutant whose name starts with it (``nncompress.segments.x_split_streams``);
+``@FILE`` names mutants exactly, one a line (a random sample, say).
 """
 
 from __future__ import annotations
@@ -32,24 +34,53 @@ def mutant_names(prefixes: list[str]) -> list[str]:
         path = module.replace(".", "/") + ".py"
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        for name in re.findall(r"^def (x\S*?__mutmut_\d+)\(", text, re.M):
+        for name in re.findall(r"^\s*def (x\S*?__mutmut_\d+)\(", text, re.M):
             full = f"{module}.{name}"
             if any(full.startswith(prefix) for prefix in prefixes):
                 found.append(full)
     return sorted(set(found), key=lambda n: (n.rsplit("__mutmut_", 1)[0], int(n.rsplit("_", 1)[1])))
 
 
+def generate() -> int:
+    """mutmut's generation step alone (``mutmut run`` without its clean and coverage passes):
+    writes ``mutants/`` from the ``[tool.mutmut]`` table of the tree it is run in."""
+    from pathlib import Path
+
+    from mutmut import __main__ as mutmut_main
+
+    mutmut_main.set_mutant_under_test("mutant_generation")
+    os.makedirs(Path("mutants"), exist_ok=True)
+    mutmut_main.copy_src_dir()
+    mutmut_main.copy_also_copy_files()
+    mutmut_main.setup_source_paths()
+    print(mutmut_main.create_mutants(1))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--generate"]:
+        return generate()
     parser = argparse.ArgumentParser()
     parser.add_argument("--tests", nargs="+", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--cpu-limit", type=int, default=120)
     parser.add_argument("--wall-limit", type=int, default=1800)
     parser.add_argument("--no-warm-up", action="store_true", help="tests that code nothing")
+    parser.add_argument("--preload", action="store_true",
+                        help="collect the tests once before forking, so that each mutant's run finds"
+                             " the test modules already imported")
+    parser.add_argument("--memo-compress", action="store_true",
+                        help="remember nncompress.compress's answers across mutants (only for"
+                             " mutants of code that compress() does not run: the tests' archives"
+                             " are then made once, in the parent)")
     parser.add_argument("prefixes", nargs="+")
     args = parser.parse_args()
     sys.path.insert(0, os.getcwd())
-    names = mutant_names(args.prefixes)
+    # "@FILE": exact mutant names, one a line (a sample); anything else: a name prefix
+    exact = [line.strip() for prefix in args.prefixes if prefix.startswith("@")
+             for line in open(prefix[1:], encoding="utf-8") if line.strip()]
+    prefixes = [prefix for prefix in args.prefixes if not prefix.startswith("@")]
+    names = (mutant_names(prefixes) if prefixes else []) + exact
     import pytest
 
     import nncompress  # noqa: F401
@@ -58,6 +89,24 @@ def main() -> int:
     # warm up: load (or compile) level 1's kernels before forking
     if not args.no_warm_up:
         assert api.decompress(api.compress(b"warm-up " * 100, 1)) == b"warm-up " * 100
+    if args.memo_compress:
+        remembered = {}
+        plain = api.compress
+
+        def compress(data, *a, **k):
+            key = (bytes(data), a, tuple(sorted(k.items())))
+            if key not in remembered:
+                remembered[key] = plain(data, *a, **k)
+            return remembered[key]
+
+        api.compress = nncompress.compress = compress
+    if args.preload:
+        devnull, saved = os.open(os.devnull, os.O_WRONLY), os.dup(1)
+        os.dup2(devnull, 1)
+        # with --memo-compress the tests are run once unmutated, which fills the memo
+        only = [] if args.memo_compress else ["--collect-only"]
+        pytest.main([*only, "-q", "-p", "no:cacheprovider", "--rootdir=.", *args.tests])
+        os.dup2(saved, 1)
     results = json.load(open(args.out)) if os.path.exists(args.out) else {}
     for name in names:
         if name in results:

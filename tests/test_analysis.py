@@ -359,3 +359,22 @@ def test_learning_curve_plot_has_a_cumulative_panel(tmp_path):
 
     height, width = matplotlib.image.imread(out).shape[:2]
     assert width > 3 * height  # two panels side by side in one row
+
+
+def test_the_text_report_shows_each_files_own_figures():
+    """Round 6 of the mutation review (bench/MUTATION.md 2f): the distinct byte count and the
+    entropy of each order, as computed, in the file's row of the text report; line and paragraph
+    separators are among the characters the page escapes."""
+    from nncompress.analysis import page
+    from nncompress.analysis.report import fmt_number
+
+    data = b"abracadabra, " * 40 + bytes(range(200, 210))
+    r = analysis.analyze_file(data, 1, name="x.txt", references=False)
+    assert r["distinct_bytes"] == len(set(data))
+    text = analysis.format_report({"files": [r], "sets": [], "level": 1})
+    row = next(line for line in text.splitlines() if line.startswith("x.txt "))
+    cells = row.split()
+    assert cells[1:3] == [f"{len(data):,}", str(len(set(data)))]
+    assert cells[3:3 + len(r["entropy"])] == [fmt_number(e["bits_per_byte"]) for e in r["entropy"]]
+    assert all(page._unsafe_char(ch) for ch in ("\u2028", "\u2029", "\u202e", "\x07"))
+    assert not page._unsafe_char("a")

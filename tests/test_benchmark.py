@@ -3,6 +3,7 @@ assertions; workers are real subprocesses, so this is kept to a few tiny runs.""
 
 import hashlib
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -54,6 +55,10 @@ def test_bench_every_column(bench_run, tiny_files, capsys):
             assert row[key] is not None and row[key] > 0, key
     nnc = [r for r in rows if r["compressor"] == "nnc-1"]
     assert all(r["warmup_s"] is not None for r in nnc)
+    import nncompress
+
+    for r, path in zip(nnc, tiny_files):  # measured at the level its name says (round 6)
+        assert r["compressed"] == len(nncompress.compress(path.read_bytes(), 1))
     for r in rows:  # the launcher's whole-process peak includes the worker's state after loading its codec
         assert r["comp_peak_mib"] >= r["comp_base_mib"] and r["decomp_peak_mib"] >= r["decomp_base_mib"]
     # each worker carries only its own codec: a zlib worker never loads numba, whose kernels
@@ -66,6 +71,7 @@ def test_bench_every_column(bench_run, tiny_files, capsys):
         assert t["complete"] and t["roundtrip"] == "ok" and t["original"] == sum(sizes.values())
         assert t["compressed"] == sum(r["compressed"] for r in rows if r["compressor"] == t["compressor"])
     assert report["meta"]["cpu"] and report["meta"]["cores"] and "numba" in report["meta"]["packages"]
+    assert report["method"] == bench_report.METHOD
     md = paths["md"].read_text()
     assert "| file | compressor | bytes | compressed | bpc |" in md and "round trip" in md
     assert md.count("| ok |") >= len(rows) + len(totals)
@@ -98,6 +104,13 @@ def test_external_and_failed_round_trip_shown(tiny_files, tmp_path, monkeypatch,
     rows = {r["compressor"]: r for r in json.loads(out.read_text())["results"]}
     assert rows["cmix"]["roundtrip"] == "FAILED" and rows["cmix"]["compressed"] == tiny_files[0].stat().st_size
     assert rows["lstm-compress"]["roundtrip"] == "ok" and rows["lstm-compress"]["comp_peak_mib"] > 0
+    # the failure's reason in the row and its own section in the Markdown (round 6)
+    assert rows["cmix"]["error"] == "decompressed output differs from the original"
+    assert rows["lstm-compress"]["error"] is None
+    md = tmp_path / "r.md"
+    assert benchmark.main([str(tiny_files[0]), "--with", "cmix", "--levels", "none", "--min-time", "0",
+                           "--markdown", str(md), "-q"]) == 1
+    assert "## Failed round trips\n" in md.read_text()
 
 
 def test_broken_worker_reported(tiny_files):
@@ -254,4 +267,37 @@ def test_rnnme_model_row(tiny_files, tmp_path):
     rows = json.loads(out.read_text())["results"]
     assert [r["compressor"] for r in rows] == ["nnc-1", "nnc-rnnme"]
     assert all(r["roundtrip"] == "ok" and r["error"] is None for r in rows)
+    import nncompress
+
+    data = tiny_files[0].read_bytes()  # each row measures its own model (round 6)
+    assert [r["compressed"] for r in rows] == [len(nncompress.compress(data, 1)),
+                                               len(nncompress.compress(data, model="rnnme"))]
     assert benchmark.main([str(tiny_files[0]), "--models", "lstm", "-q"]) == 1
+
+
+def test_totals_row_shows_every_figure_and_counts_files():
+    """Round 6 of the mutation review (bench/MUTATION.md 2f): a totals row's cells, each from
+    its own field, and the file count's plural."""
+    row = {"label": "nnc-1", "files": 2, "original": 12345, "compressed": 4321, "bpc": 2.8001,
+           "mean_bpc": 2.95, "comp_kbs": 150.4, "decomp_kbs": 42.25, "peak_mib": 33.4, "roundtrip": "ok"}
+    assert bench_report._total_cells(row) == ["nnc-1", "2", "12,345", "4,321", "2.800", "2.950", "150",
+                                              "42.2", "33", "ok"]
+    assert bench_report.files_label(1) == "1 file" and bench_report.files_label(2) == "2 files"
+    assert bench_report.files_label(0) == "0 files"
+
+
+def test_a_cluster_worker_measures_the_bytes_it_was_sent_in_a_folder_it_removes(tmp_path, monkeypatch):
+    """`bench --cluster`: the file travels with the task; the worker measures those bytes under
+    the file's name and removes its copy (round 6 of the mutation review)."""
+    import tempfile
+
+    from nncompress.benchmark import measurement
+    from nncompress.comparators import select_comparators
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    comparator = select_comparators("gzip")[0]
+    data = b"shipped to a worker\n" * 300
+    row = measurement.measure_shipped("/on/the/client/doc.txt", data, comparator, min_time=0, timeout=120)
+    assert row["roundtrip"] == "ok" and row["error"] is None
+    assert 0 < row["compressed"] < len(data) and row["bpc"] == pytest.approx(8 * row["compressed"] / len(data))
+    assert os.listdir(tmp_path) == []  # the worker's copy and the measurement's files are gone

@@ -425,3 +425,142 @@ def test_several_files_on_an_engine_are_prefetched_whole_and_the_results_used(tm
     assert [name for name, _, used in taken if used] == ["a.nnc", "b.nnc", "c.nnc"]  # archives are small
     for name, size in sizes.items():
         assert (tmp_path / name).read_bytes() == TEXT[:size]
+
+
+# -- round 6 of the mutation review (bench/MUTATION.md 2f) --
+
+def test_two_workers_are_already_a_pool(monkeypatch):
+    monkeypatch.setattr(parallel, "plan_workers", lambda *a: 2)
+    engine = runner(["-T", "2"]).engine()
+    assert isinstance(engine, parallel.LocalEngine) and engine.slots == 2
+    monkeypatch.setattr(parallel, "plan_workers", lambda *a: 1)
+    assert runner(["-T", "2"]).engine() is None  # one worker: this process, no pool
+
+
+def test_only_a_regular_file_declares_its_size(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 1234)
+    assert cli.Runner.declared_size(os.stat(path)) == 1234
+    read_end, write_end = os.pipe()
+    try:
+        assert cli.Runner.declared_size(os.fstat(read_end)) is None
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert cli.Runner.declared_size(os.stat(tmp_path)) is None
+    assert cli.Runner.declared_size(None) is None
+
+
+def test_the_progress_bar_gets_the_total_the_name_and_whether_stderr_is_a_terminal(
+        monkeypatch, make_stderr_a_terminal):
+    from nncompress import cli_progress
+
+    asked = []
+    monkeypatch.setattr(cli_progress, "progress_bar", lambda total, name, show: asked.append((total, name, show)))
+    make_stderr_a_terminal()
+    runner([]).progress(5000, "doc.txt")
+    runner(["-q"]).progress(None, "-")
+    assert asked == [(5000, "doc.txt", True), (None, "-", False)]
+
+
+def test_a_prefetched_result_is_used_once_and_a_changed_file_is_coded_from_what_was_read(tmp_path, monkeypatch):
+    """A prefetched result is used as it is (no second coding); a file that changed after it was
+    sent ahead is coded from the bytes read to compare it; a small file is read up to one byte
+    past a segment, not whole."""
+    import nncompress
+
+    jobs, reads = [], {}
+    real_job = parallel.compress_job
+    monkeypatch.setattr(parallel, "compress_job", lambda data, *a: jobs.append(len(data)) or real_job(data, *a))
+    monkeypatch.setattr(cli.Runner, "engine", lambda self: self._engine or parallel.SerialEngine())
+
+    class Changing(parallel.FilePrefetcher):
+        def take(self, name, data):
+            out = super().take(name, data)
+            if name == "a":  # b was sent ahead with its old bytes: now it changes
+                (tmp_path / "b").write_bytes(TEXT[1000:1250])
+            return out
+
+    monkeypatch.setattr(parallel, "FilePrefetcher", Changing)
+    real_open = open
+
+    class Recorded:
+        def __init__(self, name):
+            self.inner, self.asked = real_open(name, "rb"), reads.setdefault(os.path.basename(name), [])
+
+        def read(self, size=-1):
+            self.asked.append(size)
+            return self.inner.read(size)
+
+        def close(self):
+            self.inner.close()
+
+    monkeypatch.setattr(cli, "open", lambda name, mode: Recorded(name), raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").write_bytes(TEXT[:4096])
+    (tmp_path / "b").write_bytes(TEXT[:300])
+    assert main(["-2", "--segment-size", "4K", "a", "b"]) == 0
+    assert jobs == [4096, 300, 250]  # a and b sent ahead; a's result used, b coded again as read
+    assert reads["a"][0] == reads["b"][0] == 4097
+    assert (tmp_path / "a.nnc").read_bytes() == nncompress.compress(TEXT[:4096], 2, segment_size=4096)
+    assert (tmp_path / "b.nnc").read_bytes() == nncompress.compress(TEXT[1000:1250], 2, segment_size=4096)
+
+
+def test_each_path_declares_a_regular_files_size_to_the_coder(doc, path_taken, monkeypatch):
+    """The model is sized to a regular file (what compress() declares): the size given to the
+    segment pipeline or the streaming compressor, whatever the input's length against a block."""
+    seen = []
+    real_stream, real_compressor = parallel.compress_stream, cli.NNCompressor
+
+    def stream(*args, **kwargs):
+        seen.append(("stream", kwargs["size"], kwargs["segment_size"]))
+        return real_stream(*args, **kwargs)
+
+    def compressor(level, progress=None, **options):
+        seen.append(("compressor", options))
+        return real_compressor(level, progress, **options)
+
+    monkeypatch.setattr(parallel, "compress_stream", stream)
+    monkeypatch.setattr(cli, "NNCompressor", compressor)
+    assert main(["-1", "-f", str(doc)]) == 0
+    assert main(["-1", "-f", "--segment-size", "8K", str(doc)]) == 0
+    if path_taken == "engine":
+        assert seen == [("stream", len(TEXT), DEFAULT_SEGMENT_SIZE), ("stream", len(TEXT), 8192)]
+    else:  # the default segment size is left to the library's default
+        assert seen == [("compressor", {"size": len(TEXT)}), ("compressor", {"size": len(TEXT), "segment_size": 8192})]
+
+
+def test_decompressing_on_an_engine_stops_at_the_first_damaged_segment(doc, path_taken, capsys):
+    import io
+
+    import nncompress
+    from nncompress import segments
+
+    archive = nncompress.compress(TEXT, 1, segment_size=4096)
+    table = segments.index_segments(io.BytesIO(archive))
+    damaged = bytearray(archive)
+    for entry in table[1:]:
+        damaged[entry.offset + entry.compressed_size // 2] ^= 0x55  # a payload byte of segments 1 and 2
+    packed = doc.parent / "d.nnc"
+    packed.write_bytes(bytes(damaged))
+    assert main(["-d", str(packed)]) == 1
+    err = capsys.readouterr().err
+    if path_taken == "engine":  # (-t names every damaged segment; -d stops at the first)
+        assert err == (f"nncompress: {packed}: segment 1 (at byte {table[1].offset} of the archive): "
+                       "corrupt archive: block checksum mismatch (data damaged)\n")
+    assert not (doc.parent / "d").exists()
+
+
+def test_the_verbose_count_is_every_byte_written_over_several_segments(doc, path_taken, capsys, monkeypatch):
+    import nncompress
+
+    monkeypatch.setattr(cli, "READ_CHUNK", 100)  # (the one-process path) several reads each way
+
+    assert main(["-1", "-v", "-f", "--segment-size", "4K", str(doc)]) == 0
+    packed = (doc.parent / "doc.txt.nnc").read_bytes()
+    assert packed == nncompress.compress(TEXT, 1, segment_size=4096)
+    assert f": compressed: {len(TEXT)} -> {len(packed)} bytes, " in capsys.readouterr().err
+    os.unlink(doc)
+    assert main(["-d", "-v", str(doc) + ".nnc"]) == 0
+    assert doc.read_bytes() == TEXT
+    assert f": decompressed: {len(TEXT)} -> {len(packed)} bytes, " in capsys.readouterr().err

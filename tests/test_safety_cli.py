@@ -356,6 +356,43 @@ def test_kernels_cached_sees_a_numba_cache_directory(tmp_path, monkeypatch):
     assert cli.kernels_cached()
 
 
+@pytest.mark.parametrize("cache_dir, model_dir, spec_found, expected", [
+    ("x.nbi", "", True, True),  # NUMBA_CACHE_DIR alone holds the index
+    ("", "x.nbi", True, True),  # the model's own folder alone (__pycache__ below it)
+    (None, "x.nbi", True, True),  # no NUMBA_CACHE_DIR at all
+    (None, "x.nbc", True, False),  # data files without an index are not a cache
+    ("x.NBI", "x.py", True, False),
+    ("x.nbi", "", False, True),  # the model package not found: NUMBA_CACHE_DIR still counts
+    (None, "", False, False),
+])
+def test_kernels_cached_looks_in_both_places_for_an_index(tmp_path, monkeypatch, cache_dir, model_dir,
+                                                          spec_found, expected):
+    """Round 6 (bench/MUTATION.md 2f): NUMBA_CACHE_DIR and the model package's folder are both
+    searched, at any depth, for numba's index files (.nbi) only."""
+    import importlib.util
+    import types
+
+    from nncompress import cli_progress
+
+    def folder(name, content):
+        path = tmp_path / name
+        (path / "__pycache__").mkdir(parents=True)
+        if content:
+            (path / "__pycache__" / content).write_bytes(b"")
+        return str(path)
+
+    if cache_dir is None:
+        monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    else:
+        monkeypatch.setenv("NUMBA_CACHE_DIR", folder("cache", cache_dir))
+    model = types.SimpleNamespace(submodule_search_locations=[folder("model", model_dir)])
+    asked = []
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name: asked.append(name) or (model if spec_found else None))
+    assert cli_progress.kernels_cached() is expected
+    assert asked == ["nncompress.model"]
+
+
 # -- issue 15 items 9-14: the rough edges -------------------------------------------------------
 
 @pytest.mark.parametrize("argv", [["--bogus"], ["--level", "12"], ["-d", "-t"], ["bench", "--bogus"],
@@ -917,3 +954,54 @@ def test_the_engine_is_aborted_only_when_the_run_is(src, tmp_path, capsys, monke
     assert main(["-1", "-f", str(src), str(second)]) != 0
     assert closed == [(engine, True)]
     capsys.readouterr()
+
+
+# -- round 6 of the mutation review (bench/MUTATION.md 2f) --
+
+def test_a_special_bits_input_may_go_to_standard_output(src, capsys, monkeypatch):
+    """-c writes no file that could lose the bits, so a set-user-ID input is compressed."""
+    os.chmod(src, 0o4755)
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["-1", "-c", str(src)]) == 0
+    assert capsys.readouterr().err == ""
+    assert nncompress.decompress(out.buffer.getvalue()) == DATA
+
+
+def test_only_compressed_data_is_refused_from_a_terminal(capsys, monkeypatch):
+    class Stdin:
+        buffer = io.BytesIO(DATA)
+
+    Stdin.buffer.isatty = lambda: True
+    out = _Stdout()
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["-1", "-c"]) == 0  # text typed at a terminal may be compressed
+    assert nncompress.decompress(out.buffer.getvalue()) == DATA
+    assert main(["-d", "-c"]) == 1
+    assert capsys.readouterr().err == \
+        "nncompress: (stdin): compressed data not read from a terminal (use -f to force)\n"
+
+
+def test_compressed_data_to_a_terminal_is_refused_word_for_word():
+    class Terminal:
+        def isatty(self):
+            return True
+
+    def refusal(argv):
+        try:
+            cli.Runner(cli.build_parser().parse_args(argv))._refuse_terminal(Terminal())
+        except nncompress.NNCError as exc:
+            return str(exc)
+
+    assert refusal(["-1"]) == "compressed data not written to a terminal (use -f to force)"
+    assert refusal(["-1", "-f"]) is None and refusal(["-d"]) is None
+
+
+def test_the_runners_listing_is_the_listings_format():
+    from nncompress import listing
+
+    rows = [{"file": "a.nnc", "compressed": 10, "uncompressed": 100, "level": 6, "format_version": 2}]
+    for argv, as_json in ((["-l"], False), (["-l", "--json"], True)):
+        runner = cli.Runner(cli.build_parser().parse_args(argv))
+        assert runner.listing(rows) == listing.format_listing(rows, as_json)

@@ -737,3 +737,568 @@ def test_format_1_segments_are_walked_with_their_own_framing(text):
     sink = io.BytesIO()
     assert parallel.decompress_stream(io.BytesIO(blob), sink, parallel.SerialEngine()) == (len(blob), 3 * SEG)
     assert sink.getvalue() == text[: 3 * SEG]
+
+
+# -- round 6 of the mutation review (bench/MUTATION.md 2f) --
+
+class _Recording(io.BytesIO):
+    """Records the size of every read."""
+
+    def __init__(self, payload):
+        super().__init__(payload)
+        self.asked, self.answered = [], []
+
+    def read(self, size=-1):
+        self.asked.append(size)
+        self.answered.append(len(out := super().read(size)))
+        return out
+
+
+def test_segment_index_reads_a_few_bytes_per_block_not_the_archive(blocked):
+    """The index hops from frame to frame: 1,024 bytes for a header, 32 for a block frame (or a
+    frame and the trailer), never the whole archive."""
+    source = _Recording(blocked)
+    table = segments.index_segments(source)
+    expected = []
+    for entry in table:  # a header, each block's frame, then the trailer (after the last frame)
+        expected += [1024] + [32] * (entry.blocks + 1)
+    assert source.asked == expected
+
+
+@pytest.mark.parametrize("recover", [False, True])
+def test_split_streams_reads_in_chunks_not_the_whole_archive(blocked, recover):
+    source = _Recording(blocked + (b"junk" if recover else b""))
+    pieces = list(segments.split_streams(source, recover=recover, chunk=1000))
+    assert len(pieces) == 5 + recover
+    assert set(source.asked) == {1000}
+    assert source.answered.count(0) == 1  # the end of the input is read once, not asked again
+
+
+def test_recovery_finds_a_header_one_byte_on_and_skips_a_false_one_cut_by_a_read(blocked):
+    table = segments.index_segments(io.BytesIO(blocked))
+
+    def walk(blob, chunk=7):
+        return [(p.index, p.offset, p.data, p.error) for p in _split(blob, recover=True, chunk=chunk)]
+
+    stream0 = blocked[: table[1].offset]
+    # one damaged byte, then a good segment at buffer position 1
+    assert walk(b"j" + blocked)[:2] == [(0, 0, None, "not an nncompress archive (bad magic)"),
+                                        (1, 1, stream0, None)]
+    # a false header inside a damaged segment, at every position against the 7-byte reads: once
+    # its magic ends a read, it cannot be judged until the next read, and must still be skipped
+    expected = [(0, 0, stream0, None), (1, table[1].offset, None, "corrupt archive header (checksum mismatch)"),
+                (2, table[2].offset, blocked[table[2].offset : table[3].offset], None)]
+    for shift in range(7):
+        damaged = bytearray(blocked)
+        damaged[table[1].offset + 5] ^= 0x01  # segment 1's header checksum
+        middle = table[1].offset + 100 + shift
+        damaged[middle : middle + 12] = b"NNC\x1a" + bytes(8)
+        assert walk(bytes(damaged))[:3] == expected, shift
+    # garbage and then a header cut short at the very end: one damaged piece, to the end
+    truncated_header = stream0[:6]
+    assert walk(blocked + b"junk" + truncated_header)[5:] == \
+        [(5, len(blocked), None, "trailing garbage after the compressed stream")]
+
+
+def test_crc_sink_keeps_the_checksum_and_length_of_everything_written():
+    sink = parallel.CrcSink()
+    assert (sink.crc, sink.size) == (0, 0)
+    assert sink.write(b"hello ") == 6 and sink.write(memoryview(b"world")) == 5
+    assert (sink.crc, sink.size) == (nncompress.format.crc32(b"hello world"), 11)
+
+
+def test_the_cores_counted_are_those_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    assert parallel.cpu_count() == 3
+    monkeypatch.delattr(os, "sched_getaffinity")  # (macOS, Windows)
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert parallel.cpu_count() == 6
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one
+    assert parallel.cpu_count() == 1
+
+
+def test_available_memory_reads_memavailable_then_falls_back(monkeypatch):
+    opened = []
+
+    def meminfo(text):
+        def fake_open(path, *args, **kwargs):
+            opened.append(path)
+            if text is None:
+                raise FileNotFoundError(path)
+            return io.StringIO(text)
+        monkeypatch.setattr(parallel, "open", fake_open, raising=False)
+
+    pages = {"SC_AVPHYS_PAGES": 7, "SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(os, "sysconf", lambda name: pages[name])
+    meminfo("MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    2048 kB\nCached: 5 kB\n")
+    assert parallel.available_memory() == 2048 << 10
+    assert opened == ["/proc/meminfo"]
+    meminfo("MemTotal:       16000000 kB\n")  # an old kernel without MemAvailable
+    assert parallel.available_memory() == 7 * 4096
+    meminfo(None)  # no /proc
+    assert parallel.available_memory() == 7 * 4096
+
+    def no_sysconf(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(os, "sysconf", no_sysconf)
+    assert parallel.available_memory() is None
+
+
+def test_worker_memory_and_the_plan_with_the_memory_found(monkeypatch):
+    from nncompress.codec import model_memory
+    from nncompress.presets import params_for_level
+
+    params = params_for_level(1)
+    assert parallel.worker_memory(params, 5000) == model_memory(params) + 3 * 5000 + (150 << 20)
+    per_worker = parallel.worker_memory(params, 5000) + 5000
+    monkeypatch.setattr(parallel, "cpu_count", lambda: 8)
+    monkeypatch.setattr(parallel, "available_memory", lambda: 5 * per_worker - 1)
+    assert parallel.plan_workers(0, params, 5000) == 4  # every core, as many as fit
+    assert parallel.plan_workers(3, params, 5000) == 3
+    assert parallel.plan_workers(6, params, 5000, available=per_worker * 6) == 6  # exactly fits
+    assert parallel.plan_workers(6, params, 5000, available=per_worker * 6 - 1) == 5
+    monkeypatch.setattr(parallel, "available_memory", lambda: None)  # unknown: no cap
+    assert parallel.plan_workers(0, params, 5000) == 8 and parallel.plan_workers(1, params, 5000) == 1
+    with pytest.raises(ValueError) as refused:
+        parallel.plan_workers(-1, params, 5000)
+    assert str(refused.value) == "the number of threads must be >= 0"
+
+
+def test_write_all_completes_short_writes_and_refuses_no_progress():
+    class Short:
+        def __init__(self, answer=None):
+            self.data, self.calls, self.answer = bytearray(), 0, answer
+
+        def write(self, view):
+            self.calls += 1
+            if self.answer is not None:
+                return self.answer
+            self.data += view[:3]
+            return min(3, len(view))
+
+    sink = Short()
+    parallel._write_all(sink, b"0123456789")
+    assert (bytes(sink.data), sink.calls) == (b"0123456789", 4)
+    stuck = Short(answer=0)
+    with pytest.raises(OSError) as refused:
+        parallel._write_all(stuck, b"abc")
+    assert str(refused.value) == "write made no progress" and stuck.calls == 1
+
+    class NonBlocking:  # a raw stream that would block answers None: given up, as io does
+        calls = 0
+
+        def write(self, view):
+            self.calls += 1
+
+    unready = NonBlocking()
+    parallel._write_all(unready, b"abc")
+    assert unready.calls == 1
+
+
+def test_a_dead_worker_surfaces_as_worker_lost_word_for_word():
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken = cf.Future()
+    broken.set_exception(BrokenProcessPool("gone"))
+    with pytest.raises(parallel.WorkerLost) as lost:
+        parallel._checked(broken)
+    assert str(lost.value) == "a worker process died (gone); output abandoned, input kept"
+    assert isinstance(lost.value, NNCError)
+    failed = cf.Future()
+    failed.set_exception(NNCError("damaged"))
+    assert parallel._checked(failed) is failed  # other errors are the caller's to read
+    cancelled = cf.Future()
+    cancelled.cancel()
+    assert parallel._checked(cancelled) is cancelled
+
+
+def test_whole_buffer_pipeline_in_one_process(text, archive):
+    """parallel.compress_bytes / decompress_bytes (what compress(threads=...) calls), here with
+    one worker: the engine is this process, the bytes those of compress()."""
+    from nncompress.model.params import ModelParams
+
+    assert parallel.compress_bytes(text, 1, segment_size=SEG) == archive
+    small = text[:5000]
+    packed = nncompress.compress(small, 1, segment_size=4096, block_size=1000)
+    assert parallel.compress_bytes(memoryview(small), 1, segment_size=4096, block_size=1000) == packed
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    assert parallel.compress_bytes(small, 6, params=custom) == nncompress.compress(small, params=custom)
+    assert parallel.decompress_bytes(archive) == text
+    assert parallel.decompress_bytes(bytearray(packed)) == small
+    with pytest.raises(NNCError) as refused:
+        parallel.decompress_bytes(packed[:-1])
+    at = segments.index_segments(io.BytesIO(packed))[1].offset
+    assert str(refused.value) == \
+        f"segment 1 (at byte {at} of the archive): compressed data ended before the end of the stream (truncated)"
+
+
+def test_close_engine_aborts_only_a_local_pool_and_only_when_told(monkeypatch):
+    calls = []
+    pool = parallel.LocalEngine(2)
+    monkeypatch.setattr(pool, "close", lambda abort=False: calls.append(("pool", abort)))
+
+    class Other:
+        def close(self):
+            calls.append("other")
+
+    parallel.close_engine(pool, True)
+    parallel.close_engine(pool, False)
+    parallel.close_engine(pool)
+    parallel.close_engine(Other(), True)
+    assert calls == [("pool", True), ("pool", False), ("pool", False), "other"]
+
+
+def test_whole_buffer_pipeline_plans_its_engine_from_its_arguments(monkeypatch):
+    from nncompress.model.params import ModelParams
+    from nncompress.presets import params_for_level
+
+    made, closed = [], []
+    monkeypatch.setattr(parallel, "make_engine", lambda *a, **k: made.append((a, k)) or parallel.SerialEngine())
+    monkeypatch.setattr(parallel, "close_engine", lambda engine, abort=False: closed.append(abort))
+    client = object()
+    data = b"plan the engine " * 20
+    parallel.compress_bytes(data, 2, threads=3, client=client, segment_size=4096)
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    parallel.compress_bytes(data, 6, params=custom, threads=0)
+    parallel.decompress_bytes(nncompress.compress(data, 1), threads=5, client=client)
+    assert made == [((3, client), {"params": params_for_level(2), "segment_size": 4096}),
+                    ((0, None), {"params": custom, "segment_size": segments.DEFAULT_SEGMENT_SIZE}),
+                    ((5, client), {})]
+    with pytest.raises(NNCError):
+        parallel.decompress_bytes(b"garbage!")
+    with pytest.raises(ValueError):
+        parallel.compress_bytes(data, 1, segment_size=4096, block_size=0)
+    assert closed == [False, False, False, True, True]  # aborted when the work failed
+
+
+def test_the_pipeline_sizes_each_segments_model_as_the_streaming_compressor_does(text):
+    """Without a declared size (a pipe), a segment that fits in a block is fitted to its length
+    (as NNCompressor streaming does); with one, every segment is fitted to what is left; a
+    single segment starts at input offset 0."""
+    data = text[:9000]  # segments of 4096, 4096 and 808 bytes; blocks of 3,000
+    for size in (None, len(data)):
+        sink = io.BytesIO()
+        parallel.compress_stream(io.BytesIO(data), sink, parallel.SerialEngine(), level=1, segment_size=4096,
+                                 block_size=3000, size=size)
+        streaming = nncompress.NNCompressor(1, segment_size=4096, block_size=3000, size=size)
+        assert sink.getvalue() == streaming.compress(data) + streaming.flush()
+    one = io.BytesIO()  # (over a block, so that only the declared size can fit its model)
+    parallel.compress_stream(io.BytesIO(data[:3000]), one, parallel.SerialEngine(), level=1, block_size=1000,
+                             size=3000)
+    assert one.getvalue() == nncompress.compress(data[:3000], 1, block_size=1000)
+
+
+def test_make_engine_plans_local_workers_or_takes_the_cluster(monkeypatch):
+    from nncompress import cluster
+    from nncompress.presets import params_for_level
+
+    planned = []
+    answer = {"workers": 1}
+    monkeypatch.setattr(parallel, "plan_workers", lambda *a: planned.append(a) or answer["workers"])
+    assert isinstance(parallel.make_engine(), parallel.SerialEngine)
+    answer["workers"] = 2
+    engine = parallel.make_engine(4, params=params_for_level(1), segment_size=8192)
+    assert isinstance(engine, parallel.LocalEngine) and engine.slots == 2
+    assert planned == [(1, params_for_level(6), segments.DEFAULT_SEGMENT_SIZE), (4, params_for_level(1), 8192)]
+
+    class FakeDaskEngine:
+        def __init__(self, client):
+            self.client = client
+
+    monkeypatch.setattr(cluster, "DaskEngine", FakeDaskEngine)
+    client = object()
+    engine = parallel.make_engine(4, client)
+    assert isinstance(engine, FakeDaskEngine) and engine.client is client and len(planned) == 2
+
+
+def test_ordered_futures_keeps_one_job_more_than_the_slots_in_flight_and_cancels_the_rest():
+    import concurrent.futures as cf
+
+    class Engine:
+        slots = 2
+
+        def __init__(self):
+            self.submitted, self.cancelled = [], []
+
+        def submit(self, fn, *args):
+            self.submitted.append(args[0])
+            future = cf.Future()
+            future.set_result(fn(*args))
+            return future
+
+        def cancel(self, futures):
+            self.cancelled.append([f.result() for f in futures])
+
+    engine = Engine()
+    futures = parallel.ordered_futures(engine, lambda x: x * 10, ((i,) for i in range(6)))
+    first = next(futures)
+    assert first.result() == 0 and engine.submitted == [0, 1, 2]  # slots + 1 in flight
+    assert next(futures).result() == 10 and engine.submitted == [0, 1, 2, 3]
+    assert [f.result() for f in futures] == [20, 30, 40, 50] and engine.cancelled == []
+    engine = Engine()
+    futures = parallel.ordered_futures(engine, lambda x: x * 10, ((i,) for i in range(6)))
+    next(futures)
+    futures.close()  # the caller stops early (an error): the jobs still in flight are cancelled
+    assert engine.cancelled == [[10, 20]]
+
+
+class _RecordingEngine:
+    """Runs each job at once, like SerialEngine, and records what was sent and cancelled."""
+
+    def __init__(self, slots):
+        self.slots, self.sent, self.cancelled = slots, [], []
+
+    def submit(self, fn, *args):
+        self.sent.append((fn, args))
+        return parallel.SerialEngine().submit(fn, *args)
+
+    def cancel(self, futures):
+        self.cancelled.extend(futures)
+
+
+def test_file_prefetcher_sends_small_regular_files_ahead_in_order(tmp_path, monkeypatch):
+    from nncompress.presets import params_for_level
+
+    monkeypatch.chdir(tmp_path)
+    files = {"a": b"a" * 100, "b": b"b" * 200, "c": b"c" * 300, "-": b"not standard input", "big": b"x" * 513}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "locked").write_bytes(b"unreadable")
+    (tmp_path / "grown").write_bytes(b"g" * 100)  # grows past the limit once its size was seen
+    os.mkdir(tmp_path / "folder")
+    asked = []
+
+    class Recorded(io.BytesIO):
+        def read(self, size=-1):
+            asked.append(size)
+            return super().read(size)
+
+    def recorded_open(name, mode="r"):
+        if name == "locked":
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        with open(name, mode) as f:
+            return Recorded(f.read() * (6 if name == "grown" else 1))
+
+    monkeypatch.setattr(parallel, "open", recorded_open, raising=False)
+    names = ["-", "a", "a", "/dev/null", "folder", "missing", "locked", "big", "grown", "b", "c"]
+    engine = _RecordingEngine(slots=1)
+    params = params_for_level(1)
+    prefetch = parallel.FilePrefetcher(engine, names, "compress", 512, level=2, params=params, block_size=4096)
+    # slots + 1 files ahead; standard input, a repeated name, devices, folders, missing files and
+    # files over the limit are left to the command line
+    assert engine.sent == [(parallel.compress_job, (files["a"], 2, params, 4096, 100)),
+                           (parallel.compress_job, (files["b"], 2, params, 4096, 200))]
+    assert asked == [513, 513, 513]  # a, grown, b: one byte past the limit, whatever the file holds now
+    expected = parallel.compress_job(files["a"], 2, params, 4096, 100)
+    assert prefetch.take("a", files["a"]) == expected
+    assert [args[0] for _, args in engine.sent] == [files["a"], files["b"], files["c"]]  # refilled
+    assert prefetch.take("a", files["a"]) is None  # already taken
+    assert prefetch.take("b", b"changed") is None and len(engine.cancelled) == 1
+    prefetch.close()
+    assert len(engine.cancelled) == 2 and prefetch.take("c", files["c"]) is None
+    archive = nncompress.compress(files["a"], 1)
+    (tmp_path / "a.nnc").write_bytes(archive)
+    engine = _RecordingEngine(slots=3)
+    prefetch = parallel.FilePrefetcher(engine, ["a.nnc"], "decompress", 512)
+    assert engine.sent == [(parallel.decompress_file_job, (archive,))]
+    assert prefetch.take("a.nnc", archive) == files["a"]
+
+
+def test_prepended_reads_the_head_then_the_source_in_every_way():
+    for everything in (None, -1):
+        reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+        assert reader.read(everything) == b"abcdef" and reader.read(everything) == b""
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(0) == b"" and reader.read() == b"abcdef"
+    reader = parallel.Prepended(b"abc", io.BytesIO(b"def"))
+    assert reader.read(3) == b"abc" and reader.read(1) == b"d" and reader.read() == b"ef"
+    assert parallel.Prepended(b"", io.BytesIO(b"xy")).read(5) == b"xy"
+
+
+def test_compress_segment_writes_the_stream_it_is_asked_for(text):
+    """Every option reaches the segment's stream: version, block size, preset, model size."""
+    from nncompress.format import parse_header
+
+    data = text[:2500]
+    header = parse_header(segments.compress_segment(data, 1, block_size=1000, format_version=1))[0]
+    assert (header.version, header.block_size, header.level) == (1, 1000, 1)
+    header = parse_header(segments.compress_segment(data, 1, preset_id=2))[0]
+    assert (header.version, header.preset) == (2, 2)  # preset 2 (level 2's), not level 1's
+    assert parse_header(segments.compress_segment(data, 1, block_size=1000, size=2500))[0].overrides  # fitted
+    assert not parse_header(segments.compress_segment(data, 1, block_size=1000))[0].overrides  # full size
+    from nncompress.model.params import ModelParams
+
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    header = parse_header(segments.compress_segment(data, 6, custom))[0]
+    assert header.preset == 0 and ModelParams.from_ints(list(header.params)) == custom
+
+
+def test_fitted_size_at_its_bounds():
+    # no declared size: a segment of at most one block is in hand, so fitted to its length
+    assert segments.fitted_size(1000, 0, None, 1000, None) == 1000
+    assert segments.fitted_size(1001, 0, None, 1000, None) is None
+    assert segments.fitted_size(None, 0, None, 1000, 4096) is None
+    # a declared size: what is left of it from the segment's start, at most a segment
+    assert segments.fitted_size(None, 5000, 12000, 1000, 4096) == 4096
+    assert segments.fitted_size(4096, 8192, 9000, 1000, 4096) == 808
+    assert segments.fitted_size(None, 3000, 10000, 1000, None) == 7000
+    assert segments.fitted_size(100, 9000, 9000, 1000, 4096) == 0
+    assert segments.fitted_size(100, 9001, 9000, 1000, 4096) is None  # grew past the declared size
+
+
+def test_bad_parameters_fail_when_the_compressor_is_made():
+    from nncompress.model.params import ModelParams
+
+    bad = ModelParams(contexts=(), table_bits=12, history_bits=12, match_bits=10)
+    good = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    for args, options, message in (((1, bad), {}, "contexts are supported"),
+                                   ((1,), {"block_size": 0}, "block_size must be in"),
+                                   ((1,), {"format_version": 7}, "format_version must be one of"),
+                                   ((1, good), {"preset_id": 2}, "give params or preset_id, not both")):
+        with pytest.raises(ValueError) as refused:
+            segments.SegmentedCompressor(*args, **options)  # at once, before any input
+        assert message in str(refused.value)
+
+
+def test_segmented_compressor_counts_its_completed_segments(text):
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=4096)
+    assert compressor.segments == 0
+    out = compressor.compress(text[:9000])  # two segments complete once the third has begun
+    assert compressor.segments == 2
+    out += compressor.flush()
+    assert compressor.segments == 3
+    assert nncompress.decompress(out) == text[:9000]
+
+
+def test_a_block_is_written_as_soon_as_it_is_known_to_be_its_streams_last(text):
+    # input ending exactly at a block: held until flush() says no other block follows
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=None)
+    held = compressor.compress(text[:1000])
+    assert held == b"" and held + compressor.flush() == one_stream(text[:1000], block_size=1000)
+    # input ending exactly at a segment: its last block is known to be last and goes out at once,
+    # only the trailer waits (for more input or flush)
+    compressor = segments.SegmentedCompressor(1, block_size=1000, segment_size=4096, size=4096)
+    out = compressor.compress(text[:4096])
+    trailer = compressor.flush()
+    assert out + trailer == one_stream(text[:4096], block_size=1000)
+    assert len(trailer) == 6  # the segment's length (a 2-byte varint) and its CRC-32
+
+
+def test_an_empty_input_is_one_empty_stream_made_as_asked():
+    from nncompress.format import parse_header
+    from nncompress.model.params import ModelParams
+
+    def empty(size=None, **options):
+        encoder = StreamEncoder(**options, size=size)
+        return encoder.header() + encoder.end()
+
+    assert segments.SegmentedCompressor(1).flush() == empty(level=1, size=0) == nncompress.compress(b"", 1)
+    # a declared size the input did not fill (a file that shrank): the model sized as declared
+    assert segments.SegmentedCompressor(1, size=100_000).flush() == empty(level=1, size=100_000)
+    assert segments.SegmentedCompressor(1, segment_size=4096, size=100_000).flush() == empty(level=1, size=4096)
+    header = parse_header(segments.compress_segment(b"", 1, block_size=1000, format_version=1))[0]
+    assert (header.version, header.block_size) == (1, 1000)
+    assert parse_header(segments.compress_segment(b"", 1, preset_id=2))[0].preset == 2
+    custom = ModelParams(contexts=(1, 2), table_bits=12, history_bits=12, match_bits=10)
+    assert segments.compress_segment(b"", 6, custom) == empty(params=custom, size=0)
+
+
+def test_compress_segment_makes_one_stream_however_long_its_input(monkeypatch):
+    made = []
+
+    class Recording(segments.SegmentedCompressor):
+        def __init__(self, *args, **options):
+            made.append(options["segment_size"])
+            super().__init__(*args, **options)
+
+    monkeypatch.setattr(segments, "SegmentedCompressor", Recording)
+    stream = segments.compress_segment(b"one stream " * 100, 1, block_size=300)
+    assert made == [None]  # no cut at the default segment size, whatever --segment-size was
+    assert segments.decompress_segment(stream) == b"one stream " * 100
+
+
+class _FakeProcess:
+    def __init__(self, calls, name, alive):
+        self.calls, self.name, self.alive = calls, name, alive
+
+    def is_alive(self):
+        return self.alive
+
+    def terminate(self):
+        self.calls.append(("terminate", self.name))
+
+    def join(self, timeout=None):
+        self.calls.append(("join", self.name, timeout))
+
+
+class _FakePool:
+    """Stands in for ProcessPoolExecutor: records how it is made, used and shut down."""
+
+    made = []
+
+    def __init__(self, workers, mp_context=None, initializer=None):
+        self.calls, self._broken = [], False
+        self._processes = {1: _FakeProcess(self.calls, "p1", True), 2: _FakeProcess(self.calls, "p2", False)}
+        _FakePool.made.append((self, workers, mp_context.get_start_method(), initializer))
+
+    def submit(self, fn, *args):
+        self.calls.append(("submit", fn, args))
+        return "future"
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        self.calls.append(("shutdown", wait, cancel_futures))
+
+
+def test_local_engine_starts_its_pool_on_first_use_and_closes_or_aborts_it(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(parallel.cf, "ProcessPoolExecutor", _FakePool)
+    _FakePool.made = []
+    engine = parallel.LocalEngine(3)
+    assert engine.slots == 3 and not _FakePool.made  # nothing started yet
+    assert engine.submit(len, b"abc") == "future" and engine.submit(abs, -1) == "future"
+    (pool, workers, method, initializer), = _FakePool.made  # one pool for every job
+    expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    assert (workers, method, initializer) == (3, expected, parallel._ignore_sigint)
+    assert pool.calls == [("submit", len, (b"abc",)), ("submit", abs, (-1,))]
+    engine.close()  # a normal end: wait for the workers
+    assert pool.calls[2:] == [("shutdown", True, False)]
+    engine.close()  # closing twice: nothing more
+    assert len(pool.calls) == 3
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    engine.close(abort=True)  # interrupted: cancel, stop the live workers, wait a little
+    assert pool.calls[1:] == [("shutdown", False, True), ("terminate", "p1"), ("join", "p1", 5), ("join", "p2", 5)]
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    pool._broken = True  # a worker died: the next job gets a fresh pool, the old one is aborted
+    engine.submit(len, b"x")
+    assert ("shutdown", False, True) in pool.calls and len(_FakePool.made) == 4
+    assert _FakePool.made[-1][0].calls == [("submit", len, (b"x",))]
+    # an executor without those private attributes (another Python's): never taken for broken,
+    # and aborted without a list of processes
+    engine = parallel.LocalEngine(2)
+    engine.submit(len, b"")
+    pool = _FakePool.made[-1][0]
+    del pool._broken, pool._processes
+    engine.submit(len, b"y")
+    assert _FakePool.made[-1][0] is pool and len(pool.calls) == 2
+    engine.close(abort=True)
+    assert pool.calls[2:] == [("shutdown", False, True)]
+    # a platform without forkserver (Windows): spawn
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    parallel.LocalEngine(2).submit(len, b"")
+    assert _FakePool.made[-1][2] == "spawn"
+
+
+def test_workers_ignore_ctrl_c():
+    import signal as signals
+
+    saved = signals.getsignal(signals.SIGINT)
+    try:
+        parallel._ignore_sigint()
+        assert signals.getsignal(signals.SIGINT) is signals.SIG_IGN
+    finally:
+        signals.signal(signals.SIGINT, saved)
