@@ -410,10 +410,6 @@ class Runner:
     def list_files(self, files) -> None:
         listing.list_archives(self, files)
 
-    def listing(self, rows) -> str:
-        return listing.format_listing(rows, self.args.json)
-
-
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -380,19 +380,6 @@ def decompress_bytes(data, *, threads=1, client=None) -> bytes:
     return sink.getvalue()
 
 
-class CrcSink:
-    """A sink that keeps only the CRC-32 and length of what is written (verification)."""
-
-    def __init__(self):
-        self.crc = 0
-        self.size = 0
-
-    def write(self, data) -> int:
-        self.crc = fmt.crc32(data, self.crc)
-        self.size += len(data)
-        return len(data)
-
-
 class FilePrefetcher:
     """Many small input files: whole files go to the workers ahead of the one being written.
 

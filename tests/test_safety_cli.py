@@ -996,12 +996,3 @@ def test_compressed_data_to_a_terminal_is_refused_word_for_word():
 
     assert refusal(["-1"]) == "compressed data not written to a terminal (use -f to force)"
     assert refusal(["-1", "-f"]) is None and refusal(["-d"]) is None
-
-
-def test_the_runners_listing_is_the_listings_format():
-    from nncompress import listing
-
-    rows = [{"file": "a.nnc", "compressed": 10, "uncompressed": 100, "level": 6, "format_version": 2}]
-    for argv, as_json in ((["-l"], False), (["-l", "--json"], True)):
-        runner = cli.Runner(cli.build_parser().parse_args(argv))
-        assert runner.listing(rows) == listing.format_listing(rows, as_json)

@@ -800,13 +800,6 @@ def test_recovery_finds_a_header_one_byte_on_and_skips_a_false_one_cut_by_a_read
         [(5, len(blocked), None, "trailing garbage after the compressed stream")]
 
 
-def test_crc_sink_keeps_the_checksum_and_length_of_everything_written():
-    sink = parallel.CrcSink()
-    assert (sink.crc, sink.size) == (0, 0)
-    assert sink.write(b"hello ") == 6 and sink.write(memoryview(b"world")) == 5
-    assert (sink.crc, sink.size) == (nncompress.format.crc32(b"hello world"), 11)
-
-
 def test_the_cores_counted_are_those_this_process_may_use(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
     assert parallel.cpu_count() == 3

@@ -8,7 +8,7 @@
   long-L1                 one ~70 KB block: only history_bits is fitted at level 1
   long-L1-stream          input of unknown size (streamed): the full preset, no overrides, 32 KiB blocks
   long-L1-seg16k          five segments (five streams), each fitted to its own length
-  records-pN-bs400        one per preset registered after format 1 (rounds 3 and 4: run inputs,
+  records-pN-bs400        one per preset registered after format 1 (rounds 3-5: run inputs,
                           mixer start, match recovery, the RNNME expert and its features), several
                           blocks: every model a level has used since pins its bytes here too
 
