@@ -127,6 +127,12 @@ def test_expert4_fields_change_the_model_and_round_trip(sample_text):
         dataclasses.replace(rnnme_params(hidden=4, me_bits=12), rnnme_context_features=1).validate()
     with pytest.raises(ValueError):  # an expert setting without an expert
         dataclasses.replace(base, rnnme_me_min_milli=100).validate()
+    # room for 24 features: level 9's 6 byte orders, word and 2 match features leave 15 for its
+    # contexts; a 16th used to reach the kernel and fail there with numpy's broadcasting message
+    top = params_for_level(9)
+    dataclasses.replace(top, rnnme_context_features=(1 << 15) - 1).validate()
+    with pytest.raises(ValueError, match="at most 24 direct-connection features"):
+        dataclasses.replace(top, rnnme_context_features=(1 << 16) - 1).validate()
 
 
 def test_expert_fields_off_leave_the_header_unchanged():
