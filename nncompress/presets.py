@@ -153,6 +153,18 @@ _STRONG_E5 = ModelParams(**dict(
 _STRONG_E5_STEPS = ModelParams(**dict(_STRONG_E5.__dict__, mixer_lr=1, mixer_lr_boost=16, final_lr=2))
 
 
+# ---- round 6 (issue 12): two text-structure and two indirect contexts at level 9 -------------------
+
+# Level 9 with four contexts more (bench/TUNING.md, round 6): the current word with the
+# sentence's word count and capitalisation and with bracket/quote nesting, and the two indirect contexts
+# (the bytes that followed the last one or two bytes before).  0.001-0.010 bpc on every English
+# file, the most on wiki markup; four 16 MiB tables more.  The expert does not read them (that
+# lost on the small files).
+_STRONG_E6 = ModelParams(**dict(
+    _STRONG_E5_STEPS.__dict__,
+    contexts=_STRONG_E5_STEPS.contexts + (C.SENTENCE_WORD, C.NESTING_WORD, C.INDIRECT1, C.INDIRECT2)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -177,6 +189,8 @@ PRESETS = {
     20: Preset(9, _STRONG_E5),
     # round 5: the same with smaller mixer steps
     21: Preset(9, _STRONG_E5_STEPS),
+    # round 6
+    22: Preset(9, _STRONG_E6),
 }
 
 # Each level is the newest preset registered for it.

@@ -39,6 +39,8 @@ FROZEN = {
     # round 5: level 9's expert with the predictor's contexts and match model as features
     20: "8ef853e1f2bcce51",
     21: "b74ba35dbe8c5b7b",
+    # round 6: level 9 with the sentence, nesting and indirect contexts
+    22: "cb67c3d736e9c7eb",
 }
 
 
@@ -101,8 +103,9 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # a 4 KB input: the model is a small fraction of the preset's (issue 15: 611 MiB at -9).  Most
     # of what is left is mixer rows that a small input never touches (they start at zero, on
     # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
+    # The mixer rows grow with the contexts (level 9's 24 contexts: ~100 inputs a row, 176 MiB).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 160 << 20 and fitted < model_memory(params)
+    assert fitted <= 192 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():
