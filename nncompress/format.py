@@ -63,7 +63,14 @@ PAYLOAD_SLACK = 64
 # probability closer to 1 through must lower this (tests/test_safety_api.py checks the clamp).
 MAX_RAW_PER_PAYLOAD_BIT = 500
 PAYLOAD_BITS_SLACK = 64
-MAX_PARAMS = 64
+# A header's parameter list (format 1, and format 2's custom parameters): ModelParams' scalars,
+# then the context count and kinds (40 + 1 + up to 32 today).  Until preset 22 this was 64, and a
+# custom model with 24 contexts or more wrote a header its own decoder refused; the encoder now
+# checks the same bound, and tests/test_format.py that the largest ModelParams fits.
+MAX_PARAMS = 128
+# A format-2 override names a scalar by its number (ModelParams.scalar_names(): 40 today) in a
+# varint bit mask, which holds 64 bits.
+MAX_OVERRIDE_INDEX = 64
 
 # bench/SCALE.md: a segment's cold start costs a roughly fixed ~9 KB (level 1) to ~12 KB
 # (level 6) of output, so 16 MiB segments cost ~0.2% (level 1) to ~0.45% (level 6) against one
@@ -152,6 +159,8 @@ class Header:
             if self.preset:
                 mask = 0
                 for index, _ in self.overrides:
+                    if not 0 <= index < MAX_OVERRIDE_INDEX:
+                        raise ValueError(f"override of parameter {index}: a header names 0..{MAX_OVERRIDE_INDEX - 1}")
                     mask |= 1 << index
                 put_varint(out, mask)
                 for _, value in sorted(self.overrides):
@@ -165,6 +174,8 @@ class Header:
 
 
 def _put_list(out: bytearray, values) -> None:
+    if len(values) > MAX_PARAMS:  # never write a header parse_header refuses
+        raise ValueError(f"{len(values)} model parameters: a header holds at most {MAX_PARAMS}")
     put_varint(out, len(values))
     for value in values:
         put_varint(out, value)
@@ -225,7 +236,7 @@ def parse_header(buf, pos: int = 0) -> tuple[Header, int]:
         preset = code >> 1
         if preset:
             mask, pos = get_varint(buf, pos)
-            if mask >> MAX_PARAMS:
+            if mask >> MAX_OVERRIDE_INDEX:
                 raise NNCError("corrupt archive header: too many model parameters")
             found = []
             for index in range(mask.bit_length()):

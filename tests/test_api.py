@@ -329,3 +329,20 @@ def test_text_mode_passes_newline_and_errors_through(tmp_path):
     for option in ("encoding", "errors", "newline"):
         with pytest.raises(ValueError, match="^encoding, errors and newline are only for text mode$"):
             nncompress.open(path, "rb", **{option: "strict" if option != "newline" else ""})
+
+
+def test_custom_model_with_every_context_slot_round_trips():
+    """A custom model of 32 contexts: its header lists every parameter (73 integers).  Up to
+    preset 22 the decoder refused lists over 64, so a custom model of 24 contexts or more wrote an
+    archive its own decoder rejected ("too many model parameters")."""
+    import dataclasses
+
+    from nncompress.model.params import KNOWN_KINDS
+    from nncompress.presets import params_for_level
+
+    kinds = tuple(sorted(KNOWN_KINDS))[:32]
+    params = dataclasses.replace(params_for_level(9), contexts=kinds, table_bits=12,
+                                 history_bits=12, match_bits=10, rnnme_me_bits=12)
+    data = b"Twenty-four contexts and more, in a custom model. " * 20
+    archive = nncompress.compress(data, params=params)
+    assert nncompress.decompress(archive) == data

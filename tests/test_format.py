@@ -56,12 +56,16 @@ def test_format_2_header_is_short():
 
 def test_format_2_override_mask_bounds():
     raw = bytearray(MAGIC_V2 + bytes([6 << 1]))
-    fmt.put_varint(raw, 1 << fmt.MAX_PARAMS)
+    fmt.put_varint(raw, 1 << fmt.MAX_OVERRIDE_INDEX)
     raw += bytes([1]) * 65
     raw += __import__("struct").pack("<I", fmt.crc32(raw))
     with pytest.raises(NNCError) as info:
         fmt.parse_header(bytes(raw))
     assert str(info.value) == "corrupt archive header: too many model parameters"
+    with pytest.raises(ValueError):  # and the encoder never writes one
+        fmt.Header(2, 0, (), 1 << 20, preset=6, overrides=((fmt.MAX_OVERRIDE_INDEX, 1),)).encode()
+    from nncompress.model.params import ModelParams
+    assert len(ModelParams.scalar_names()) <= fmt.MAX_OVERRIDE_INDEX
 
 
 def test_a_partial_magic_waits_and_anything_else_is_refused():
@@ -233,6 +237,12 @@ def _header(**change) -> bytes:
     return fmt.Header(**fields).encode()
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    fmt.put_varint(out, value)
+    return bytes(out)
+
+
 def _reseal(raw: bytes) -> bytes:
     """Recompute a header's trailing CRC after editing it."""
     import struct
@@ -247,7 +257,7 @@ FORMAT_ERRORS = [
     (b"NNC\x1a", "compressed data ended before the end of the stream (truncated)"),
     (b"NNC\x1b" + b"\0" * 20, "not an nncompress archive (bad magic)"),
     (_header()[:6] + b"\xff" * 10, "corrupt archive: integer field too long"),
-    (_reseal(_header()[:6] + bytes([fmt.MAX_PARAMS + 1]) + b"\0" * 70 + b"\0\0\0\0"),
+    (_reseal(_header()[:6] + _varint(fmt.MAX_PARAMS + 1) + b"\0" * (fmt.MAX_PARAMS + 8) + b"\0\0\0\0"),
      "corrupt archive header: too many model parameters"),
     (_header()[:-1] + b"\0", "corrupt archive header (checksum mismatch)"),
     (_header(block_size=0) + _END, "corrupt archive header: invalid block size"),
@@ -310,6 +320,21 @@ def test_parameter_count_limit_is_inclusive():
     params = tuple(range(fmt.MAX_PARAMS))
     raw = _header(params=params)
     assert fmt.parse_header(raw)[0].params == params
+    with pytest.raises(ValueError, match="at most"):  # the encoder keeps to the same bound
+        _header(params=params + (0,))
+
+
+def test_every_model_fits_a_header():
+    """The largest parameter list a ModelParams can have (every scalar, 32 contexts) fits under
+    MAX_PARAMS; it did not once (a custom model of 24 contexts wrote a header its own decoder
+    refused), so a new field that pushes it over fails here, not in a user's archive."""
+    from nncompress.model.kinds import MAX_CONTEXTS
+    from nncompress.model.params import ModelParams
+
+    last = ModelParams.extension_names()[-1]  # every extension is then written
+    widest = ModelParams(contexts=tuple(range(1, MAX_CONTEXTS + 1)), **{last: 1})
+    assert len(widest.to_ints()) == len(ModelParams.scalar_names()) + 1 + MAX_CONTEXTS
+    assert len(widest.to_ints()) <= fmt.MAX_PARAMS
 
 
 def test_one_block_stream_lists_its_block_checksum():

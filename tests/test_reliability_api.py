@@ -75,8 +75,16 @@ def test_giant_or_bad_frame_fields(frames, message):
 def test_giant_trailer_and_param_count():
     with pytest.raises(NNCError, match="mismatch"):
         nncompress.decompress(_stream(end=fmt.encode_end(2**63, 0)))
+    # a header the encoder refuses to write (ValueError), made by hand
+    raw = bytearray(fmt.MAGIC + bytes([1, 0]))
+    fmt.put_varint(raw, fmt.MAX_PARAMS + 1)
+    raw += bytes(range(fmt.MAX_PARAMS + 1))
+    fmt.put_varint(raw, 1 << 20)
+    raw += fmt.crc32(raw).to_bytes(4, "little")
     with pytest.raises(NNCError, match="too many"):
-        nncompress.decompress(_stream(header_params=tuple(range(fmt.MAX_PARAMS + 1))))
+        nncompress.decompress(bytes(raw) + b"\0" * 6)
+    with pytest.raises(ValueError):
+        _stream(header_params=tuple(range(fmt.MAX_PARAMS + 1)))
     header = bytearray(fmt.MAGIC + bytes([fmt.FORMAT_VERSION, 1]) + b"\xff" * 12)
     with pytest.raises(NNCError, match="too long"):
         nncompress.decompress(bytes(header))
