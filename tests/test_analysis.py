@@ -378,3 +378,75 @@ def test_the_text_report_shows_each_files_own_figures():
     assert cells[3:3 + len(r["entropy"])] == [fmt_number(e["bits_per_byte"]) for e in r["entropy"]]
     assert all(page._unsafe_char(ch) for ch in ("\u2028", "\u2029", "\u202e", "\x07"))
     assert not page._unsafe_char("a")
+
+
+# -- round 7 of the mutation review (bench/MUTATION.md 2g) -------------------------------------------
+
+NUMBERS = {"bytes": 12345, "distinct_bytes": 42,
+           "entropy": [{"order": 0, "bits_per_byte": 4.5, "single_context_fraction": 0.0},
+                       {"order": 1, "bits_per_byte": 3.25, "single_context_fraction": 0.5},
+                       {"order": 2, "bits_per_byte": 2.0, "single_context_fraction": 0.125},
+                       {"order": 3, "bits_per_byte": 1.0, "single_context_fraction": 0.0}],
+           "order2_adaptive": {"bpc": 3.5},
+           "reference": {"gzip": {"bpc": 3.0, "bytes": 4630}, "xz": None, "paq": {"bpc": 2.25, "bytes": 3472}},
+           "nncompress": {"level": 6, "code_length_bpc": 2.1, "code_length_bits": 25925.0,
+                          "compressed_bpc": 2.2, "compressed_bytes": 3395}}
+
+
+def test_the_pages_numbers_table_word_for_word():
+    """Every row of the page's table, the PAQ reference among them (shown when the `paq` package
+    is installed, which it is not here)."""
+    from nncompress.analysis import page
+
+    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", page._numbers_table(NUMBERS))
+    assert page._numbers_table(NUMBERS).startswith("<table><tr><th>measure (whole file)</th><th>value</th></tr>")
+    assert cells == [
+        ("size", "12,345 bytes"), ("distinct byte values", "42"),
+        ("H(X | 0 previous bytes)", "4.500 bpc"), ("H(X | 1 previous bytes)", "3.250 bpc"),
+        ("H(X | 2 previous bytes)", "2.000 bpc (12.5% of bytes have a context seen once)"),
+        ("H(X | 3 previous bytes)", "1.000 bpc"),
+        ("adaptive order-2 (KT estimator)", "3.500 bpc"),
+        ("gzip -9 (zlib)", "3.000 bpc (4,630 bytes)"), ("xz -9e (lzma)", "not run"),
+        ("PAQ (paq9a)", "2.250 bpc (3,472 bytes)"),
+        ("nncompress -6, ideal code length", "2.100 bpc (3,241 bytes)"),
+        ("nncompress -6, real .nnc file", "2.200 bpc (3,395 bytes)")]
+    assert page._numbers_table(dict(NUMBERS, name="<b>")).endswith("</td></tr></table>")
+    escaped = dict(NUMBERS, nncompress=dict(NUMBERS["nncompress"], level="<&>"))
+    assert "nncompress -&lt;&amp;&gt;, ideal code length" in page._numbers_table(escaped)
+
+
+def test_a_paq_reference_is_measured_reported_and_totalled_when_paq_is_installed(monkeypatch):
+    """The `paq` package is simulated: its compressor's size is the file's PAQ row everywhere."""
+    import zlib
+
+    from nncompress.analysis import report
+
+    real = report.reference_codecs
+
+    def with_paq(keys):
+        codecs = real([k for k in keys if k != "paq9a"])
+        codecs["paq9a"] = lambda d: zlib.compress(d, 1)[:-3]
+        return codecs
+
+    monkeypatch.setattr(report, "reference_codecs", with_paq)
+    data = b"paq would do better than this. " * 30
+    r = analysis.analyze_file(data, 1, name="p.txt")
+    size = len(zlib.compress(data, 1)) - 3
+    assert r["reference"]["paq"] == {"bytes": size, "bpc": 8 * size / len(data)}
+    assert r["reference"]["gzip"]["bytes"] == len(zlib.compress(data, 9))
+    assert not any("PAQ skipped" in note for note in r["notes"])
+    s = analysis.set_summary("s", [r, r])
+    assert s["methods"]["paq"] == {"bytes": 2 * size, "bpc": 8 * size / len(data),
+                                   "mean_file_bpc": pytest.approx(8 * size / len(data))}
+    text = analysis.format_report({"files": [r], "sets": [s], "level": 1})
+    row = next(line for line in text.splitlines() if line.startswith("p.txt ") and "bpc" not in line
+               and len(line.split()) == 9)
+    assert row.split()[5] == f"{8 * size / len(data):.3f}"
+    assert "paq9a skipped" not in text
+    monkeypatch.setattr(report, "reference_codecs", lambda keys: dict(real(keys), paq9a=None))
+    r = analysis.analyze_file(data, 1, name="p.txt")
+    assert r["reference"]["paq"] is None
+    assert r["notes"][1:] == ["PAQ skipped: the 'paq' package (paq9a) is not installed."]
+    assert "  paq9a skipped: install the 'paq' package to include it." in analysis.format_report(
+        {"files": [r], "sets": [], "level": 1}).splitlines()
+    assert "paq" not in analysis.set_summary("s", [r])["methods"]
