@@ -450,3 +450,221 @@ def test_a_paq_reference_is_measured_reported_and_totalled_when_paq_is_installed
     assert "  paq9a skipped: install the 'paq' package to include it." in analysis.format_report(
         {"files": [r], "sets": [], "level": 1}).splitlines()
     assert "paq" not in analysis.set_summary("s", [r])["methods"]
+
+
+def _entropy(values, fracs):
+    return [{"order": k, "bits_per_byte": h, "positions": 10 - k, "contexts": 3,
+             "single_context_fraction": f} for k, (h, f) in enumerate(zip(values, fracs))]
+
+
+def _sample_analysis():
+    """Two files of a set and a lone one: a PAQ row missing, an entropy of None, a long name."""
+    a = {"name": "a.txt", "bytes": 1000, "distinct_bytes": 40,
+         "entropy": _entropy([4.5, 3.25, 2.0], [0.0, 0.015, 0.5]),
+         "order2_adaptive": {"bpc": 3.5}, "reference": {"gzip": {"bpc": 3.0}, "xz": {"bpc": 2.75}, "paq": {"bpc": 2.0}},
+         "nncompress": {"level": 3, "code_length_bpc": 2.125, "compressed_bpc": 2.25, "compressed_bytes": 281}}
+    b = {"name": "b-with-a-long-name.bin", "bytes": 12345, "distinct_bytes": 256,
+         "entropy": _entropy([7.9, None, None], [0.0, None, None]),
+         "order2_adaptive": {"bpc": 8.1}, "reference": {"gzip": {"bpc": 8.0}, "xz": {"bpc": 7.95}, "paq": None},
+         "nncompress": {"level": 3, "code_length_bpc": 7.5, "compressed_bpc": 7.625, "compressed_bytes": 11767}}
+    s = {"name": "s", "bytes": 13345, "methods": {
+            "order2_adaptive": {"bpc": 7.75, "mean_file_bpc": 5.8}, "gzip": {"bpc": 7.625, "mean_file_bpc": 5.5},
+            "xz": {"bpc": 7.5, "mean_file_bpc": 5.35},
+            "nncompress_code_length": {"bpc": 7.125, "mean_file_bpc": 4.8125},
+            "nncompress": {"bpc": 7.25, "bytes": 12048, "mean_file_bpc": 4.9375}},
+         "entropy": [{"order": 0, "bits_per_byte": 7.6}, {"order": 1, "bits_per_byte": 3.25},
+                     {"order": 2, "bits_per_byte": None}]}
+    return {"level": 3, "files": [a, b], "sets": [s]}
+
+
+ANALYSIS_REPORT = """Empirical conditional entropy H(X | k previous bytes), bits per byte (lower bounds; optimistic for high k on small files)
+file                        bytes distinct     H0     H1     H2  once@2
+a.txt                       1,000       40  4.500  3.250  2.000   50.0%
+b-with-a-long-name.bin     12,345      256  7.900      -      -       -
+[s]                        13,345           7.600  3.250      -
+  once@2: share of bytes whose order-2 context occurs only once in the file (they count as 0 bits in H2).
+
+Code length, bits per byte (adaptive: what a decoder could actually do)
+file                        bytes   order-2 KT      gzip -9       xz -9e        paq9a nnc -3 ideal  nnc -3 .nnc  nnc bytes
+a.txt                       1,000        3.500        3.000        2.750        2.000        2.125        2.250        281
+b-with-a-long-name.bin     12,345        8.100        8.000        7.950            -        7.500        7.625     11,767
+[s]                        13,345        7.750        7.625        7.500            -        7.125        7.250     12,048
+  mean of files                          5.800        5.500        5.350            -        4.812        4.938
+  nnc ideal: sum of -log2 P(byte) under the model (the compressor's own code path); nnc .nnc: the real file, header and framing included.
+  paq9a skipped: install the 'paq' package to include it.
+  [set] rows: total compressed bits / total bytes; 'mean of files': unweighted average of the files' bpc."""
+
+
+def test_the_analysis_text_report_word_for_word():
+    """Round 7 of the mutation review: every column, set row, mean row and note of the text report."""
+    assert analysis.format_report(_sample_analysis()) == ANALYSIS_REPORT
+    one = _sample_analysis()
+    one["files"][1]["reference"]["paq"] = {"bpc": 7.0}
+    one["sets"] = []
+    text = analysis.format_report(one)
+    assert "paq9a skipped" not in text and "[set] rows" not in text and "mean of files" not in text
+    assert text.splitlines()[1] == f"{'file':<22} {'bytes':>10} {'distinct':>8}     H0     H1     H2  once@2"
+    one["files"][0]["reference"] = {}  # --no-reference: no note about PAQ either
+    one["files"][1]["reference"] = {}
+    assert "paq9a skipped" not in analysis.format_report(one)
+
+
+def test_every_figure_of_a_files_analysis(tmp_path, monkeypatch):
+    import lzma
+    import zlib
+
+    from nncompress.analysis import report
+
+    data = b"to be or not to be, that is the question. " * 12
+    monkeypatch.setattr(report, "reference_codecs", lambda keys: {"gzip": lambda d: zlib.compress(d, 9),
+                                                                   "xz": lambda d: lzma.compress(d), "paq9a": None})
+    r = analysis.analyze_file(data, 1, max_order=3)
+    assert list(r) == ["name", "path", "bytes", "distinct_bytes", "entropy", "order2_adaptive", "nncompress",
+                       "reference", "notes"]
+    assert r["name"] == "<bytes>" and r["path"] is None and r["bytes"] == len(data)
+    assert r["entropy"] == analysis.entropy_details(data, 3)
+    o2 = analysis.order2_code_lengths(data)
+    assert r["order2_adaptive"] == {"bits": float(o2.sum()), "bpc": pytest.approx(o2.sum() / len(data)),
+                                    "estimator": "Krichevsky-Trofimov (alpha=1/2), counts learned online"}
+    costs = analysis.code_lengths(data, 1)
+    nnc = r["nncompress"]
+    assert nnc["level"] == 1 and nnc["params"] == params_for_level(1).describe()
+    assert nnc["code_length_bits"] == pytest.approx(costs.sum()) and nnc["code_length_bpc"] == pytest.approx(
+        costs.sum() / len(data))
+    assert nnc["compressed_bytes"] == len(nncompress.compress(data, 1))
+    assert nnc["compressed_bpc"] == 8 * nnc["compressed_bytes"] / len(data) and 0 <= nnc["seconds"] < 60
+    assert r["reference"] == {"gzip": {"bytes": len(zlib.compress(data, 9)),
+                                       "bpc": 8 * len(zlib.compress(data, 9)) / len(data)},
+                              "xz": {"bytes": len(lzma.compress(data)), "bpc": 8 * len(lzma.compress(data)) / len(data)},
+                              "paq": None}
+    assert r["notes"] == [analysis.entropy.HIGH_ORDER_NOTE, "PAQ skipped: the 'paq' package (paq9a) is not installed."]
+    src = tmp_path / "file.txt"
+    src.write_bytes(data)
+    kept = analysis.analyze_file(src, 1, references=False, keep_costs=True)
+    assert kept["name"] == "file.txt" and kept["path"] == str(src) and kept["reference"] == {}
+    assert kept["notes"] == [analysis.entropy.HIGH_ORDER_NOTE] and len(kept["entropy"]) == 6
+    assert kept["data"] == data and np.array_equal(kept["costs"]["nncompress"], costs)
+    assert np.array_equal(kept["costs"]["order2"], o2)
+    assert analysis.report.json_ready(kept) == {k: v for k, v in kept.items() if k not in ("costs", "data")}
+    assert analysis.analyze_file(src, 1, name="given", references=False)["name"] == "given"
+    params = params_for_level(2)
+    custom = analysis.analyze_file(data, 1, params=params, references=False)
+    assert custom["nncompress"]["level"] == 0
+    assert custom["nncompress"]["compressed_bytes"] == len(nncompress.compress(data, params=params))
+    empty = analysis.analyze_file(b"", 1, references=False)
+    assert empty["distinct_bytes"] == 0 and empty["order2_adaptive"]["bpc"] is None
+
+
+def test_a_sets_summary_weights_by_bytes():
+    def result(name, size, o2_bits, cl_bits, nnc, gzip, paq):
+        return {"name": name, "bytes": size, "order2_adaptive": {"bits": o2_bits},
+                "nncompress": {"code_length_bits": cl_bits, "compressed_bytes": nnc},
+                "reference": {"gzip": {"bytes": gzip}, "xz": None, "paq": {"bytes": paq} if paq else None},
+                "entropy": [{"bits_per_byte": 4.0, "positions": size}, {"bits_per_byte": 2.0, "positions": size - 1}]}
+
+    a, b = result("a", 100, 400, 300, 40, 50, 30), result("b", 300, 1200, 600, 80, 150, None)
+    s = analysis.set_summary("both", [a, b])
+    assert s["name"] == "both" and s["files"] == ["a", "b"] and s["bytes"] == 400
+    assert list(s["methods"]) == ["order2_adaptive", "nncompress_code_length", "nncompress", "gzip"]
+    assert s["methods"]["order2_adaptive"] == {"bytes": 200, "bpc": 4.0, "mean_file_bpc": 4.0}
+    assert s["methods"]["nncompress_code_length"] == {"bytes": 112.5, "bpc": 2.25, "mean_file_bpc": 2.5}
+    assert s["methods"]["nncompress"] == {"bytes": 120, "bpc": 2.4, "mean_file_bpc": pytest.approx((3.2 + 8 * 80 / 300) / 2)}
+    assert s["methods"]["gzip"] == {"bytes": 200, "bpc": 4.0, "mean_file_bpc": 4.0}
+    assert s["entropy"] == [{"order": 0, "bits_per_byte": 4.0, "note": "per-file entropies, position-weighted"},
+                            {"order": 1, "bits_per_byte": 2.0, "note": "per-file entropies, position-weighted"}]
+    c = result("c", 1, 8, 8, 1, 1, None)
+    c["entropy"] = [{"bits_per_byte": 8.0, "positions": 1}, {"bits_per_byte": None, "positions": 0}]
+    s = analysis.set_summary("odd", [a, c])
+    assert s["entropy"][0]["bits_per_byte"] == pytest.approx((400 + 8) / 101)
+    assert s["entropy"][1]["bits_per_byte"] == 2.0
+    z = result("z", 0, 0, 0, 20, 20, None)
+    z["entropy"] = [{"bits_per_byte": None, "positions": 0}] * 2
+    s = analysis.set_summary("zero", [z])
+    assert s["methods"]["nncompress"] == {"bytes": 20, "bpc": None, "mean_file_bpc": None}
+    assert [e["bits_per_byte"] for e in s["entropy"]] == [None, None]
+    assert analysis.set_summary("none", [])["entropy"] == []
+
+
+def test_analyze_paths_sets_single_files_a_cluster_and_the_log(tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "x.txt").write_bytes(b"xx xx xx " * 20)
+    (folder / "y.txt").write_bytes(b"yes " * 30)
+    lone = tmp_path / "lone.txt"
+    lone.write_bytes(b"lone " * 10)
+    lines = []
+    report = analysis.analyze_paths([str(lone), str(folder)], 1, references=False, log=lines.append)
+    assert report["level"] == 1
+    assert [(r["name"], r.get("set")) for r in report["files"]] == [
+        ("lone.txt", None), ("x.txt", str(folder)), ("y.txt", str(folder))]
+    assert [s["name"] for s in report["sets"]] == [str(folder)] and report["sets"][0]["files"] == ["x.txt", "y.txt"]
+    assert report["files"][1]["reference"] == {} and "costs" not in report["files"][1]
+    assert lines == [f"analyzing {lone} (50 bytes) ...", f"analyzing {folder / 'x.txt'} (180 bytes) ...",
+                     f"analyzing {folder / 'y.txt'} (120 bytes) ..."]
+
+    class Client:
+        def __init__(self):
+            self.calls = []
+
+        def submit(self, fn, *args, **kwargs):
+            self.calls.append((fn, args, kwargs))
+            done = fn(*args, **{k: v for k, v in kwargs.items() if k != "pure"})
+            return type("Future", (), {"result": lambda self: done})()
+
+    client, lines = Client(), []
+    remote = analysis.analyze_paths([str(folder), str(folder / "x.txt")], 1, references=False, keep_costs=True,
+                                    log=lines.append, client=client)
+    assert [(args, kwargs) for _, args, kwargs in client.calls] == [
+        ((b"xx xx xx " * 20, 1), {"name": "x.txt", "references": False, "keep_costs": True, "pure": False}),
+        ((b"yes " * 30, 1), {"name": "y.txt", "references": False, "keep_costs": True, "pure": False})]
+    assert client.calls[0][0] is analysis.report.analyze_file
+    assert [r["path"] for r in remote["files"]] == [str(folder / "x.txt"), str(folder / "y.txt"), str(folder / "x.txt")]
+    assert [r.get("set") for r in remote["files"]] == [str(folder), str(folder), None]
+    assert remote["files"][0]["data"] == b"xx xx xx " * 20 and len(remote["sets"]) == 1
+    assert lines[0] == f"analyzing {folder / 'x.txt'} (180 bytes) on the cluster ..."
+
+
+def test_entropies_up_to_order_7_and_the_order_bounds():
+    rng = np.random.default_rng(5)
+    data = bytes(rng.integers(0, 4, 400, dtype=np.uint8)) + bytes(range(250, 256)) * 3
+    rows = analysis.entropy_details(np.frombuffer(data, dtype=np.uint8).astype(np.int64), 7)
+    assert [row["order"] for row in rows] == list(range(8))
+    for k, row in enumerate(rows):
+        assert row["bits_per_byte"] == pytest.approx(slow_entropy(data, k), abs=1e-9)
+        contexts = Counter(data[i - k:i] for i in range(k, len(data)))
+        assert row["positions"] == len(data) - k and row["contexts"] == len(contexts)
+        assert row["single_context_fraction"] == sum(n == 1 for n in contexts.values()) / (len(data) - k)
+    assert analysis.entropy_details(b"ab", 0) == [{"order": 0, "bits_per_byte": 1.0, "positions": 2, "contexts": 1,
+                                                   "single_context_fraction": 0.0}]
+    assert analysis.entropy_details(b"ab", 3)[2:] == [
+        {"order": k, "bits_per_byte": None, "positions": 0, "contexts": 0, "single_context_fraction": None}
+        for k in (2, 3)]
+    for bad in (-1, 8):
+        with pytest.raises(ValueError, match=r"^max_order must be in 0\.\.7$"):
+            analysis.entropy_details(b"abc", bad)
+    assert analysis.entropy_table(b"aaaa", 1) == {0: 0.0, 1: 0.0}
+
+
+def test_model_costs_progress_top_predictions_and_parameters():
+    from nncompress.analysis import costs
+
+    data = b"progress of the model pass, " * 50
+    seen = []
+    got, size = analysis.model_pass(data, 1, block_size=500, progress=seen.append)
+    assert size == len(nncompress.compress(data, 1, block_size=500)) and got.shape == (len(data),)
+    assert seen and sum(seen) in (len(data), 2 * len(data))  # bytes or nibbles, every one reported
+    assert costs.resolve_params(3, None) == (3, params_for_level(3))
+    params = params_for_level(2)
+    assert costs.resolve_params(3, params) == (0, params)
+    with pytest.raises(ValueError):
+        costs.resolve_params(1, __import__("dataclasses").replace(params, table_bits=99))
+    assert analysis.nncompress_size(data, 1) == len(nncompress.compress(data, 1))
+    assert np.array_equal(analysis.code_lengths(data, params=params), analysis.model_pass(data, 0, params)[0])
+    c, top, p = analysis.top_predictions(b"", 1)
+    assert c.shape == (0,) and top.shape == (0, 5) and p.shape == (0, 5)
+    c, top, p = analysis.top_predictions(data[:300], 1, top=3)
+    assert top.shape == (300, 3) and p.shape == (300, 3) and np.all(p[:, 0] >= p[:, 1])
+    _, top5, p5 = analysis.top_predictions(data[:300], 1)
+    assert np.array_equal(top5[:, :3], top) and np.allclose(p5[:, :3], p)
+    _, top_params, _ = analysis.top_predictions(data[:300], 9, params=params_for_level(1), top=3)
+    assert np.array_equal(top_params, top)

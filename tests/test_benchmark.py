@@ -888,3 +888,218 @@ def test_spawn_reads_the_workers_line_and_the_launchers_peak(monkeypatch, tmp_pa
         __import__("time").sleep(0.02)
     else:
         pytest.fail("the worker outlived its timeout")
+
+
+def test_the_command_line_in_process(in_process_worker, tiny_files, tmp_path, monkeypatch, capsys):
+    """`nncompress bench` end to end with the workers in process: what is measured (comparators,
+    levels, models, targets), where the report goes, the exit status, the cluster option."""
+    import contextlib
+
+    from nncompress import cluster
+    from nncompress.benchmark import command
+
+    a = str(tiny_files[0])
+    js, md = tmp_path / "r.json", tmp_path / "r.md"
+    monkeypatch.delenv("NNC_CLUSTER", raising=False)
+    assert command.main([a, "--with", "zlib", "--levels", "none", "--min-time", "0", "--timeout", "7",
+                         "--json", str(js), "--markdown", str(md), "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.startswith("file   compressor      bytes") and "files: 1 file, total over the set" in out
+    report = json.loads(js.read_text())
+    assert [(r["file"], r["compressor"]) for r in report["results"]] == [("a.txt", "gzip")]
+    assert {r["min_time"] for r in in_process_worker["requests"]} == {0.0}
+    assert {r["timeout"] for r in in_process_worker["requests"]} == {7.0}
+    meta = report["meta"]
+    assert meta["command"] == f"nncompress bench {a} --with zlib --levels none --min-time 0 --timeout 7 " \
+                              f"--json {js} --markdown {md} -q"
+    assert "cluster" not in meta and meta["cpu"] and "loadavg_end" in meta
+    assert md.read_text().startswith(f"# nncompress bench\n\n{meta['date']}; {meta['cpu']}, {meta['cores']} cores; "
+                                     f"Python {meta['python']}\n\n`{meta['command']}`\n\n## Totals per corpus set\n")
+    # levels and models: the nnc rows, in that order; progress lines without -q
+    in_process_worker["requests"].clear()
+    assert command.main([a, "--with", "none", "--levels", "1", "--min-time", "0", "--json", str(js)]) == 0
+    assert [r["compressor"] for r in json.loads(js.read_text())["results"]] == ["nnc-1"]
+    assert capsys.readouterr().err.startswith("[1/1] a.txt ")
+    assert {r["min_time"] for r in in_process_worker["requests"]} == {0.0}
+    # defaults: --min-time, --timeout, --levels 6, --with all (whatever is installed here)
+    seen = {}
+    monkeypatch.setattr(command, "run", lambda plan, groups, **kw: seen.update(plan=plan, groups=groups, **kw)
+                        or benchmark.Report([], {}, []))
+    monkeypatch.setattr(command, "bench_files", lambda targets, corpora_dir: seen.update(
+        targets=targets, corpora_dir=corpora_dir) or ([], {}))
+    assert command.main([]) == 0
+    assert seen["targets"] == ["canterbury"] and seen["corpora_dir"] is None
+    assert seen["min_time"] == benchmark.DEFAULT_MIN_TIME and seen["timeout"] == benchmark.DEFAULT_TIMEOUT
+    assert seen["progress"] is True and seen["client"] is None and seen["plan"] == []
+    assert command.main(["x", "y", "--corpora", "D", "--with", "gzip", "--levels", "1,9", "--models", "rnnme,cm"]) == 0
+    assert seen["targets"] == ["x", "y"] and seen["corpora_dir"] == "D"
+    monkeypatch.setattr(command, "bench_files", lambda targets, corpora_dir: ([benchmark.file_info(tiny_files[0])],
+                                                                             {"files": ["a.txt"]}))
+    assert command.main([a, "--with", "gzip", "--levels", "1,9", "--models", "rnnme,cm", "-q"]) == 0
+    assert [c.key for c in seen["plan"][0][1]] == ["gzip", "nnc-1", "nnc-9", "nnc-rnnme"]
+    assert seen["progress"] is False and seen["groups"] == {"files": ["a.txt"]}
+    assert command.main([a, "--with", "all", "--levels", "none", "--models", " cm , "]) == 0
+    assert [c.key for c in seen["plan"][0][1]] == benchmark.ALL_KEYS
+
+    # a cluster: the client reaches `run`, its address the report
+    class Client:
+        pass
+
+    client = Client()
+    opened = []
+
+    @contextlib.contextmanager
+    def connected(address):
+        opened.append(address)
+        yield client if address else None
+
+    monkeypatch.setattr(cluster, "connected", connected)
+    monkeypatch.setenv("NNC_CLUSTER", "tcp://127.0.0.1:1")
+    assert command.main([a, "--with", "gzip", "--levels", "none", "-q"]) == 0
+    assert opened == ["tcp://127.0.0.1:1"] and seen["client"] is client and seen["meta"]["cluster"] == "tcp://127.0.0.1:1"
+    assert command.main([a, "--with", "gzip", "--levels", "none", "--cluster", "tcp://127.0.0.1:2", "-q"]) == 0
+    assert opened[-1] == "tcp://127.0.0.1:2"
+
+    @contextlib.contextmanager
+    def unreachable(address):
+        raise benchmark_nncerror("cannot reach the cluster at " + address)
+        yield
+
+    monkeypatch.setattr(cluster, "connected", unreachable)
+    capsys.readouterr()
+    assert command.main([a, "--with", "gzip", "--levels", "none", "-q"]) == 1
+    assert capsys.readouterr() == ("", "nncompress bench: cannot reach the cluster at tcp://127.0.0.1:1\n")
+
+
+def benchmark_nncerror(message):
+    from nncompress.errors import NNCError
+
+    return NNCError(message)
+
+
+def test_the_command_lines_refusals_word_for_word(in_process_worker, tiny_files, tmp_path, capsys, monkeypatch):
+    from nncompress.benchmark import command
+
+    a = str(tiny_files[0])
+    cases = [
+        ([a, "--models", "lstm,gru,cm"], "nncompress bench: unknown model(s) gru, lstm (cm, rnnme)\n"),
+        ([a, "--with", "nosuch"], "nncompress bench: unknown compressor 'nosuch' (known: "),
+        ([a, "--with", "none", "--levels", "none"], "nncompress bench: nothing to run (no comparators and no levels)\n"),
+        ([a, "--with", "none", "--models", "rnnme", "--levels", "1", "--models", "", "-q"],
+         "nncompress bench: nothing to run (no comparators and no levels)\n"),
+        ([str(tmp_path / "missing")], f"nncompress bench: {tmp_path / 'missing'}: no such file, directory or corpus set"),
+        ([a, "--levels", "12"], "nncompress bench: "),
+    ]
+    for argv, message in cases:
+        assert command.main(argv) == 1, argv
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith(message), (argv, err)
+    assert in_process_worker["requests"] == []
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert command.main([a, "--with", "zlib", "--levels", "none", "--plot", str(tmp_path / "p.png")]) == 1
+    assert capsys.readouterr().err.startswith("nncompress bench: matplotlib is not installed")
+    # a failed round trip: the report is still written, the exit status is 1
+    monkeypatch.setattr(command, "run", lambda plan, groups, **kw: benchmark.Report(
+        [], {}, [], [{"file": "a", "bytes": 1, "compressor": "x", "label": "x", "version": "", "compressed": None,
+                      "bpc": None, "comp_kbs": None, "decomp_kbs": None, "comp_peak_mib": None,
+                      "decomp_peak_mib": None, "warmup_s": None, "roundtrip": "error", "error": "boom"}]))
+    js = tmp_path / "failed.json"
+    assert command.main([a, "--with", "zlib", "--levels", "none", "--json", str(js), "-q"]) == 1
+    assert json.loads(js.read_text())["results"][0]["error"] == "boom"
+
+
+def test_the_list_of_sets_and_comparators(capsys, tmp_path, monkeypatch):
+    from nncompress import corpora
+    from nncompress.benchmark import command
+
+    monkeypatch.setenv("NNC_CORPORA", str(tmp_path))
+    assert command.main(["--list", "--corpora", str(tmp_path / "c")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    catalog = corpora.load_catalog()
+    names = corpora.set_names(catalog)
+    assert lines[0] == "corpus sets (the catalog shipped with nncompress; see corpora/README.md):"
+    for line, name in zip(lines[1:], names):
+        entries = corpora.set_files(name, catalog)
+        label = f"{len(entries)} file" + ("" if len(entries) == 1 else "s")
+        assert line == f"  {name:<12} {label:>8}, {sum(e.bytes for e in entries):>10,} bytes"
+    rest = lines[1 + len(names):]
+    assert rest[0] == f"searched in: {tmp_path / 'c'}" and rest[1] == "comparators:"
+    comparators = command.select_comparators(None)
+    assert rest[2:] == [f"  {c.key:<14} {c.label:<22} {c.version if c.available else c.note}" for c in comparators]
+    assert command.main(["--list"]) == 0
+    assert f"searched in: {tmp_path}\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        command.main(["fetch", "--help"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("usage: nncompress bench fetch")
+
+
+def test_the_worker_warms_up_and_times_the_level_and_model_asked(tmp_path, monkeypatch, capsys):
+    """The warm-up compiles what the timed call runs: the same level and model (round 7)."""
+    import time
+
+    import nncompress
+    from nncompress.benchmark import worker
+
+    calls = []
+    real_compress, real_decompress = nncompress.compress, nncompress.decompress
+    monkeypatch.setattr(nncompress, "compress", lambda data, *a, **k: calls.append(("c", len(data), a, k))
+                        or real_compress(data, 1))
+    monkeypatch.setattr(nncompress, "decompress", lambda blob: calls.append(("d",)) or real_decompress(blob))
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.write_bytes(b"model and level " * 10)
+    request = {"spec": {"type": "nncompress", "level": 3, "model": "rnnme"}, "op": "compress", "src": str(src),
+               "dst": str(dst), "min_time": 0}
+    started = time.perf_counter()
+    result = worker.measure_one(request)
+    elapsed = time.perf_counter() - started
+    n = len(worker.WARMUP_TEXT)
+    assert calls == [("c", n, (3,), {"model": "rnnme"}), ("d",), ("c", 160, (3,), {"model": "rnnme"})]
+    assert 0 < result["warmup_s"] < elapsed and 0 < result["seconds"] < elapsed
+    calls.clear()
+    request["spec"] = {"type": "nncompress", "level": 2}
+    worker.measure_one(request)
+    assert calls == [("c", n, (2,), {}), ("d",), ("c", 160, (2,), {})]
+    # run as a program: the request is its first argument
+    monkeypatch.setattr(sys, "argv", ["worker", json.dumps(request)])
+    assert worker.main() == 0 and json.loads(capsys.readouterr().out)["reps"] == 1
+
+
+def test_an_external_program_gets_no_terminal_and_its_error_text_is_kept(tmp_path, capfd):
+    """Standard input is /dev/null and standard output discarded, even when the benchmark's own
+    are something else; a failing program's error text is decoded whatever its bytes."""
+    import time
+
+    from nncompress.benchmark import worker
+
+    program = tmp_path / "prog"
+    program.write_text(f"#!{sys.executable}\n" + textwrap.dedent("""\
+        import os, sys
+        same = os.path.samestat(os.fstat(0), os.stat(os.devnull))
+        print("chatter on standard output")
+        open(sys.argv[1], "w").write("stdin is /dev/null" if same else "stdin inherited")
+        """))
+    program.chmod(0o755)
+    spec = {"type": "external", "exe": str(program), "compress": ["{exe}", "{output}"]}
+    request = {"spec": spec, "op": "compress", "src": str(tmp_path / "in"), "dst": str(tmp_path / "out"),
+               "min_time": 0}
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)  # the benchmark's standard input is a pipe here
+    try:
+        started = time.perf_counter()
+        result = worker.measure_one(request)
+        elapsed = time.perf_counter() - started
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+    assert (tmp_path / "out").read_text() == "stdin is /dev/null"
+    assert "chatter" not in capfd.readouterr().out
+    assert 0 < result["seconds"] <= result["total_s"] < elapsed
+    failing = tmp_path / "failing"
+    failing.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.buffer.write(b'bad \\xff byte')\nsys.exit(2)\n")
+    failing.chmod(0o755)
+    request["spec"] = dict(spec, exe=str(failing))
+    with pytest.raises(RuntimeError) as info:
+        worker.measure_one(request)
+    assert str(info.value).endswith("exited with status 2: bad \ufffd byte")
