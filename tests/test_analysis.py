@@ -5,9 +5,11 @@ import base64
 import html
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -668,3 +670,114 @@ def test_model_costs_progress_top_predictions_and_parameters():
     assert np.array_equal(top5[:, :3], top) and np.allclose(p5[:, :3], p)
     _, top_params, _ = analysis.top_predictions(data[:300], 9, params=params_for_level(1), top=3)
     assert np.array_equal(top_params, top)
+
+
+def test_the_analyze_command_line_in_process(tmp_path, monkeypatch, capsys):
+    """`nncompress analyze`'s options reach the analysis, its outputs go where asked, its refusals
+    are one line each (round 7 of the mutation review: analysis/command.py)."""
+    import contextlib
+
+    from nncompress import cluster
+    from nncompress.analysis import command
+    from nncompress.corpora import CorpusError
+    from nncompress.errors import NNCError
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"analysed on the command line\n" * 8)
+    js = tmp_path / "out.json"
+    monkeypatch.delenv("NNC_CLUSTER", raising=False)
+    assert command.main([str(src), "--level", "1", "--no-reference", "--json", str(js)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Empirical conditional entropy") and "\nin.txt " in out
+    assert err == f"analyzing {src} (232 bytes) ...\n"
+    report = json.loads(js.read_text(encoding="utf-8"))
+    assert js.read_text().endswith("}\n") and list(report) == ["level", "files", "sets"]
+    assert report["level"] == 1 and report["files"][0]["reference"] == {} and "costs" not in report["files"][0]
+    assert command.main([str(src), "-l", "1", "--no-reference", "--json", "-", "-q"]) == 0
+    out, err = capsys.readouterr()
+    again = json.loads(out)  # only the JSON on standard output
+    for r in (again, report):
+        del r["files"][0]["nncompress"]["seconds"]
+    assert err == "" and again == report
+    # what reaches the analysis
+    seen = {}
+
+    def analyze_paths(inputs, level, **kw):
+        seen.update(inputs=inputs, level=level, **kw)
+        return {"level": level, "files": [], "sets": []}
+
+    monkeypatch.setattr(command, "analyze_paths", analyze_paths)
+    assert command.main(["a", "b", "-q"]) == 1
+    assert capsys.readouterr().err == "nncompress analyze: no files to analyse\n"
+    assert seen == {"inputs": ["a", "b"], "level": command.DEFAULT_LEVEL, "references": True, "keep_costs": False,
+                    "corpora_dir": None, "log": None, "client": None}
+    assert command.main(["a", "--corpora", "C", "--html", str(tmp_path / "p.html")]) == 1
+    assert seen["corpora_dir"] == "C" and seen["keep_costs"] is True and seen["log"] is not None
+    seen["log"]("a message")
+    assert capsys.readouterr().err.endswith("a message\n")
+    assert command.main(["a", "--plot", str(tmp_path / "p.png"), "-q"]) == 1 and seen["keep_costs"] is True
+
+    class Client:
+        pass
+
+    client = Client()
+
+    @contextlib.contextmanager
+    def connected(address):
+        seen["address"] = address
+        yield client if address else None
+
+    monkeypatch.setattr(cluster, "connected", connected)
+    monkeypatch.setenv("NNC_CLUSTER", "tcp://127.0.0.1:1")
+    command.main(["a", "-q"])
+    assert seen["client"] is client and seen["address"] == "tcp://127.0.0.1:1"
+    command.main(["a", "--cluster", "tcp://127.0.0.1:2", "-q"])
+    assert seen["address"] == "tcp://127.0.0.1:2"
+    capsys.readouterr()
+    # every refusal: one line, exit 1
+    for exc, message in [(CorpusError("no set x"), "nncompress analyze: no set x\n"),
+                         (NNCError("cannot reach"), "nncompress analyze: cannot reach\n"),
+                         (FileNotFoundError(2, "No such file or directory", "gone.txt"),
+                          "nncompress analyze: gone.txt: No such file or directory\n"),
+                         (PermissionError("denied"), "nncompress analyze: : denied\n")]:
+        monkeypatch.setattr(command, "analyze_paths", lambda *a, exc=exc, **k: (_ for _ in ()).throw(exc))
+        assert command.main(["a", "-q"]) == 1
+        assert capsys.readouterr() == ("", message)
+    for argv in (["a", "--html-limit", "0"], ["a", "--window", "-1"]):
+        assert command.main(argv) == 1
+        assert capsys.readouterr().err == "nncompress analyze: --html-limit must be >= 1 and --window >= 0\n"
+    assert command.main(["a", "--html-limit", "1", "--window", "0", "-q"]) == 1  # the bounds are allowed
+
+
+def test_the_analyze_command_writes_its_page_and_plot_and_stops_quietly_on_a_broken_pipe(tmp_path, monkeypatch,
+                                                                                          capsys):
+    from nncompress.analysis import command
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"page and plot " * 30)
+    page, png = tmp_path / "p.html", tmp_path / "p.png"
+    written = {}
+    monkeypatch.setattr(command, "write_html", lambda files, out, limit: written.update(html=(files, out, limit)))
+    monkeypatch.setattr(command, "write_plot", lambda files, out, window: written.update(plot=(files, out, window)))
+    assert command.main([str(src), "-l", "1", "--no-reference", "--html", str(page), "--plot", str(png),
+                         "--html-limit", "77", "--window", "9"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[1:] == [f"wrote {page}", f"wrote {png}"]
+    files, out, limit = written["html"]
+    assert out == str(page) and limit == 77 and files[0]["name"] == "in.txt" and "costs" in files[0]
+    assert written["plot"][1:] == (str(png), 9) and written["plot"][0] is files
+    assert command.main([str(src), "-l", "1", "--no-reference", "--plot", str(png), "--html", str(page), "-q"]) == 0
+    assert written["plot"][2] is None and written["html"][2] == command.DEFAULT_HTML_LIMIT
+    assert capsys.readouterr().err == ""
+
+    def broken(*args, **kwargs):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(command, "format_report", broken)
+    saved = sys.stdout
+    try:
+        assert command.main([str(src), "-l", "1", "--no-reference", "-q"]) == 1
+        assert sys.stdout is not saved and sys.stdout.name == os.devnull and sys.stdout.mode == "w"
+    finally:
+        sys.stdout.close()
+        sys.stdout = saved
