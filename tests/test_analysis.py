@@ -781,3 +781,79 @@ def test_the_analyze_command_writes_its_page_and_plot_and_stops_quietly_on_a_bro
     finally:
         sys.stdout.close()
         sys.stdout = saved
+
+
+def test_the_pages_small_parts_word_for_word():
+    """Round 7 of the mutation review (analysis/page.py): colour bins, labels, widths, percentages,
+    the style and legend, the kind codes and the script-safe JSON."""
+    from nncompress.analysis import page
+
+    assert [page.cost_bin(c) for c in (0, 0.2499, 0.25, 0.5, 0.99, 1, 2, 3, 4, 5.9, 6, 8, 11.9, 12, 99)] == [
+        0, 0, 1, 2, 2, 3, 4, 5, 6, 6, 7, 8, 8, 9, 9]
+    assert [page.byte_label(b) for b in (0x20, 0x21, 0x41, 0x7E, 0x7F, 0x0A, 0x0D, 0x09, 0x00, 0x1F, 0xFF)] == [
+        "␣", "!", "A", "~", "\\x7f", "\\n", "\\r", "\\t", "\\x00", "\\x1f", "\\xff"]
+    cases = {b"a": 1, b"\x7f": 1, "é".encode(): 2, "€".encode(): 3, "😀".encode(): 4, b"\xc1\xbf": 0, b"\xc2\x80": 2,
+             b"\xdf\xbf": 2, b"\xe0\xa0\x80": 3, b"\xef\xbf\xbd": 3, b"\xf4\x8f\xbf\xbf": 4, b"\xf5\x80\x80\x80": 0,
+             b"\x80": 0, b"\xe2\x82": 0, b"\xed\xa0\x80": 0, b"\xf0\x9f\x98": 0}
+    for data, width in cases.items():
+        assert page._utf8_len(data, 0) == width, data
+    assert page._utf8_len(b"x\xc3\xa9", 1) == 2 and page._utf8_len(b"x\xc3", 1) == 0
+    assert [page._pct(p) for p in (1.0, 0.5, 0.1, 0.0996, 0.0994, 0.05, 0.00096, 0.00094, 0.0)] == [
+        "100%", "50%", "10%", "10%", "9.9%", "5.0%", "0.1%", "<0.1%", "<0.1%"]
+    assert len(page.PCT_LABELS) == 191 and page.PCT_LABELS[:3] == ["<0.1%", "0.1%", "0.2%"]
+    assert page.PCT_LABELS[99:102] == ["9.9%", "10%", "11%"] and page.PCT_LABELS[-1] == "100%"
+    assert page._css_bins().splitlines() == [
+        ".c0{background:#ffffff;color:#000}", ".c1{background:#fff7bc;color:#000}",
+        ".c2{background:#fee391;color:#000}", ".c3{background:#fec44f;color:#000}",
+        ".c4{background:#fe9929;color:#000}", ".c5{background:#ec7014;color:#000}",
+        ".c6{background:#cc4c02;color:#fff}", ".c7{background:#993404;color:#fff}",
+        ".c8{background:#662506;color:#fff}", ".c9{background:#3f007d;color:#fff}"]
+    assert page._legend() == (
+        '<p class="legend">Cost in bits per character: <span class="c0">0–0.25</span><span class="c1">0.25–0.5</span>'
+        '<span class="c2">0.5–1</span><span class="c3">1–2</span><span class="c4">2–3</span><span class="c5">3–4</span>'
+        '<span class="c6">4–6</span><span class="c7">6–8</span><span class="c8">8–12</span><span class="c9">≥ 12</span></p>')
+    assert [page._kind_code(kind, 0, w) for kind, w in [("newline", 1), ("newline", 2), ("tab", 1), ("char", 1),
+                                                          ("char", 2), ("char", 3), ("char", 4), ("escape", 1),
+                                                          ("escape", 2), ("escape", 3), ("escape", 4)]] == list("nrt1234ABCD")
+    assert page._kind_code("char", 5, 7) == "2"
+    assert page._script_json({"a": "</script><b>", "n": [1, 2]}) == '{"a":"\\u003c/script>\\u003cb>","n":[1,2]}'
+    assert page._b64(np.array([1, 2], dtype="<u2")) == "AQACAA=="
+    groups = page.char_groups(b"a\r\nb\rc\td\xe2\x80\xa8\x85\xc2\x85")
+    assert groups == [(0, 1, "char", "a"), (1, 3, "newline", ""), (3, 4, "char", "b"), (4, 5, "escape", "\\x0d"),
+                      (5, 6, "char", "c"), (6, 7, "tab", "\t"), (7, 8, "char", "d"), (8, 11, "escape", "\\u2028"),
+                      (11, 12, "escape", "\\x85"), (12, 14, "escape", "\\u0085")]
+    assert page.char_groups(b"<&'\"") == [(0, 1, "char", "&lt;"), (1, 2, "char", "&amp;"), (2, 3, "char", "&#x27;"),
+                                         (3, 4, "char", "&quot;")]
+    assert page.char_groups(b"") == [] and page.char_groups(b"\r") == [(0, 1, "escape", "\\x0d")]
+
+
+def test_the_pages_section_and_whole_page(tmp_path):
+    from nncompress.analysis import page
+
+    data = "héllo\n".encode() * 5
+    r = analysis.analyze_file(data, 1, name="a<b>.txt", references=False, keep_costs=True)
+    d = page.page_data(r, limit=9)
+    assert base64.b64decode(d["bytes"]) == data[:8]  # cut at a character boundary, never inside é
+    assert d["kinds"] == "12111n1"
+    assert np.frombuffer(base64.b64decode(d["costs"]), dtype="<u2").tolist() == np.minimum(
+        np.round(r["costs"]["nncompress"][:8] * 100), 65535).astype(int).tolist()
+    assert len(base64.b64decode(d["top"])) == len(base64.b64decode(d["pct"])) == 7 * 5
+    empty = page.page_data(dict(r, data=b"", costs={"nncompress": np.zeros(0)}), limit=5)
+    assert empty == {"bytes": "", "kinds": "", "costs": "", "top": "", "pct": ""}
+    section = page.surprisal_html(r, limit=9, index=3)
+    assert section.startswith("<h2>a&lt;b&gt;.txt</h2>\n<table>")
+    assert "Showing the first 8 of 35 bytes; the numbers above cover the whole file." in section
+    assert "under nncompress -1 as it compresses" in section
+    assert 'id="nnc-text-3"' in section and 'data-target="nnc-text-3"' in section
+    assert "Showing all 35 bytes." in page.surprisal_html(r, limit=100)
+    out = tmp_path / "p.html"
+    assert page.write_html([r, dict(r, name="second")], str(out), limit=8) == str(out)
+    html_text = out.read_text(encoding="utf-8")
+    assert html_text.startswith('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+                                "<title>nncompress surprisal: a&lt;b&gt;.txt, second</title>\n<style>\n")
+    assert "<h1>nncompress surprisal: a&lt;b&gt;.txt, second</h1>" in html_text
+    assert '<script type="application/json" id="nnc-edges">[25,50,100,200,300,400,600,800,1200]</script>' in html_text
+    assert f'<script type="application/json" id="nnc-pct">{page._script_json(page.PCT_LABELS)}</script>' in html_text
+    assert 'id="nnc-text-0"' in html_text and 'id="nnc-text-1"' in html_text
+    assert page._asset("page.css") in html_text and page._asset("page.js") in html_text
+    assert html_text.endswith("</script>\n</body></html>\n")

@@ -2,6 +2,7 @@
 assertions; workers are real subprocesses, so this is kept to a few tiny runs."""
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -832,6 +833,11 @@ def test_the_machine_description(monkeypatch):
 
     monkeypatch.setattr(measurement, "open", no_file, raising=False)
     assert measurement.cpu_model() == (platform.processor() or platform.machine())
+    monkeypatch.setattr(measurement, "open", lambda *a, **k: io.StringIO(
+        "processor\t: 0\nModel Name\t:  Weird: CPU 3:2 \nmodel name\t: second\n"), raising=False)
+    assert measurement.cpu_model() == "Weird: CPU 3:2"
+    monkeypatch.setattr(measurement, "open", lambda *a, **k: io.StringIO("processor\t: 0\n"), raising=False)
+    assert measurement.cpu_model() == (platform.processor() or platform.machine())
     monkeypatch.undo()
     external = benchmark.Comparator("ext", "ext", {"type": "external"}, version="ext 1")
     gone = benchmark.Comparator("gone", "gone", {"type": "external"}, version="x", available=False)
@@ -862,23 +868,43 @@ def test_spawn_reads_the_workers_line_and_the_launchers_peak(monkeypatch, tmp_pa
            " 'PYTHONUNBUFFERED', 'MARK']\n"
            "print('noise before the result')\n"
            "print(json.dumps({'request': json.loads(sys.argv[1]), 'env': {k: os.environ.get(k) for k in keys},"
-           " 'stdin': sys.stdin.read(), 'session': os.getsid(0)}))")
+           " 'stdin': os.path.samestat(os.fstat(0), os.stat(os.devnull)), 'session': os.getsid(0)}))")
     monkeypatch.setenv("MARK", "kept")
-    result, peak = measurement._spawn({"op": "compress", "n": 1}, timeout=60)
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)  # the benchmark's standard input is a pipe: the worker must not inherit it
+    try:
+        result, peak = measurement._spawn({"op": "compress", "n": 1}, timeout=60)
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
     assert result.pop("session") != os.getsid(0)  # a session of its own: the timeout kills it whole
-    assert result == {"request": {"op": "compress", "n": 1}, "stdin": "",
+    assert result == {"request": {"op": "compress", "n": 1}, "stdin": True,
                       "env": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                               "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MARK": "kept"}}
     assert 1000 < peak < 200_000  # KiB: a bare interpreter
     worker("import sys; print('not json'); sys.stderr.write('e' * 500 + 'the end')")
     assert measurement._spawn({}, timeout=60) == (
         {"error": "worker failed (exit status 0): " + "e" * 393 + "the end"}, 0)
+    worker("import sys; print('not json'); sys.stderr.write('oops')")
+    assert measurement._spawn({}, timeout=60) == ({"error": "worker failed (exit status 0): oops"}, 0)
+    worker("import sys; sys.stdout.buffer.write(b'\\xff\\n{\"a\": 1}\\n'); sys.stderr.buffer.write(b'\\xfe')")
+    assert measurement._spawn({}, timeout=60)[0] == {"a": 1}  # undecodable bytes around the line are no matter
+    worker("import sys; sys.stdout.buffer.write(b'\\xff'); sys.stderr.buffer.write(b'bad \\xfe')")
+    assert measurement._spawn({}, timeout=60) == ({"error": "worker failed (exit status 0): bad \ufffd"}, 0)
     worker("print('{\"seconds\": 1}'); raise SystemExit(3)")
     result, peak = measurement._spawn({}, timeout=60)
     assert result == {"error": "worker exited with status 3"} and peak > 1000
     worker("print('{\"error\": \"its own\"}'); raise SystemExit(1)")
     assert measurement._spawn({}, timeout=60)[0] == {"error": "its own"}
-    worker("import os, time; open(os.environ['MARK'], 'w').write(str(os.getpid())); time.sleep(30)")
+    worker("import os, signal, time\n"  # a worker deaf to every signal it may ignore: killed all the same
+           "for name in ('SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGQUIT', 'SIGPIPE'):\n"
+           "    signal.signal(getattr(signal, name), signal.SIG_IGN)\n"
+           "open(os.environ['MARK'], 'w').write(str(os.getpid()))\n"
+           "time.sleep(30)")
     monkeypatch.setenv("MARK", str(tmp_path / "started"))
     assert measurement._spawn({}, timeout=1.4) == ({"error": "timed out after 1 s"}, 0)
     status = f"/proc/{(tmp_path / 'started').read_text()}/status"
@@ -1103,3 +1129,17 @@ def test_an_external_program_gets_no_terminal_and_its_error_text_is_kept(tmp_pat
     with pytest.raises(RuntimeError) as info:
         worker.measure_one(request)
     assert str(info.value).endswith("exited with status 2: bad \ufffd byte")
+
+
+def test_the_comparator_cache_is_read_as_utf_8_whatever_the_locale(tmp_path):
+    """JSON is UTF-8 (RFC 8259): a cache file holding raw UTF-8 (as any other JSON writer may
+    leave it) loads under the C locale without UTF-8 mode (round 7: `load_cache` 2)."""
+    path = tmp_path / "cache.json"
+    entries = {"aa:gzip:v\u00e9": {"file": "f\u00e9", "label": "gzip \u00e9", "roundtrip": "ok"}}
+    path.write_bytes(json.dumps({"meta": {}, "entries": [{"key": k, "row": v} for k, v in entries.items()]},
+                                ensure_ascii=False).encode("utf-8"))
+    probe = "import sys; from nncompress.benchmark import measurement; print(ascii(measurement.load_cache(sys.argv[1])))"
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout == ascii(entries) + "\n"
