@@ -367,6 +367,18 @@ def test_a_measured_row_holds_every_figure_of_both_workers(in_process_worker, tm
     assert row["roundtrip"] == "ok" and row["error"] is None and row["cached"] is False
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row["measured"])
     assert os.listdir(tmp_path) == ["in.txt"]  # the workers' folder is removed
+    folder = os.path.dirname(first["dst"])
+    assert os.path.basename(folder).startswith("nncbench-") and os.path.dirname(folder) == str(tmp_path)
+    assert (first["dst"], second["dst"]) == (os.path.join(folder, "packed"), os.path.join(folder, "unpacked"))
+    assert row["comp_base_mib"] < 100_000 and row["decomp_base_mib"] < 100_000  # MiB, not KiB x 1024
+    # nncompress: its warm-up time; an empty file: no bpc
+    nnc = benchmark.nncompress_comparator(1)
+    row = measurement.measure(src, data, nnc, min_time=0)
+    assert row["roundtrip"] == "ok" and 0 < row["warmup_s"] < 60
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    row = measurement.measure(empty, b"", gzip, min_time=0)
+    assert row["roundtrip"] == "ok" and row["bpc"] is None and row["compressed"] > 0
 
 
 def test_a_row_whose_compression_fails_keeps_every_field_empty(in_process_worker, tmp_path):
@@ -451,6 +463,11 @@ def test_a_cluster_run_takes_each_row_from_its_task_in_plan_order(in_process_wor
         assert row["roundtrip"] == "ok" and row["compressed"] == len(__import__("zlib").compress(
             f.path.read_bytes(), 9))
     assert client.cancelled == [[]]  # every task was collected: nothing left to cancel
+    # each task measured with the run's minimum time and timeout, in a folder of its own
+    assert {(r["min_time"], r["timeout"]) for r in in_process_worker["requests"]} == {(0, 55)}
+    shipped = [r["src"] for r in in_process_worker["requests"] if r["op"] == "compress"]
+    assert [os.path.basename(p) for p in shipped] == ["a.txt", "b.txt", "b.txt"]
+    assert all(os.path.basename(os.path.dirname(p)).startswith("nncbench-in-") for p in shipped)
 
 
 def test_a_cluster_run_cancels_what_it_did_not_collect(in_process_worker, tiny_files):
