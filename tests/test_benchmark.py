@@ -497,6 +497,7 @@ def test_run_without_a_cluster_reads_each_file_once_and_reports_progress(in_proc
     monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or real(self))
     files = [benchmark.file_info(p) for p in tiny_files]
     reads.clear()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.23456, 2.5, 0.004))
     gzip, bzip2 = benchmark.select_comparators("gzip,bz2")
     unavailable = benchmark.Comparator("gone", "gone", {"type": "python", "codec": "zlib"}, available=False)
     report = measurement.run([(files[0], [gzip, bzip2, unavailable]), (files[1], [gzip])],
@@ -505,8 +506,8 @@ def test_run_without_a_cluster_reads_each_file_once_and_reports_progress(in_proc
     assert [(r["file"], r["compressor"]) for r in report.results] == [
         ("a.txt", "gzip"), ("a.txt", "bzip2"), ("b.txt", "gzip")]
     assert [c.key for c in report.comparators] == ["gzip", "bzip2", "gone"]
-    assert all(request["timeout"] == 9 for request in in_process_worker["requests"])
-    assert report.meta["m"] == 1 and len(report.meta["loadavg_end"]) == 3
+    assert all(request["timeout"] == 9 and request["min_time"] == 0 for request in in_process_worker["requests"])
+    assert report.meta["m"] == 1 and report.meta["loadavg_end"] == [1.23, 2.5, 0.0]
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3
     assert re.fullmatch(r"\[1/3\] a\.txt {14}gzip -9 \(zlib\) {7} *\d\.\d{3} bpc  ok", err[0])
@@ -864,6 +865,12 @@ def test_the_machine_description(monkeypatch):
     assert info["cpu"] == measurement.cpu_model() and info["python"] == sys.version.split()[0]
     assert info["platform"] == platform.platform() and len(info["loadavg"]) == 3
     assert info["packages"]["zlib"] == zlib.ZLIB_RUNTIME_VERSION
+    from nncompress.comparators import dist_version
+
+    named = ("nncompress", "numpy", "numba", "llvmlite", "constriction", "zstandard", "brotli", "pyppmd", "zpaq",
+             "paq", "matplotlib")
+    assert info["packages"] == {d: dist_version(d) for d in named if dist_version(d)} | {
+        "zlib": zlib.ZLIB_RUNTIME_VERSION}
     assert info["packages"]["numpy"] == __import__("numpy").__version__
     assert info["packages"]["numba"] and "nosuchpackage" not in info["packages"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+", info["date"])
