@@ -875,6 +875,10 @@ def test_the_machine_description(monkeypatch):
     assert info["packages"]["numba"] and "nosuchpackage" not in info["packages"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+", info["date"])
     assert measurement.system_info()["externals"] == {}
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.23456, 2.5, 0.004))
+    assert measurement.system_info()["loadavg"] == [1.23, 2.5, 0.0]
+    monkeypatch.delattr(os, "getloadavg")  # a platform without it
+    assert measurement.system_info()["loadavg"] is None
 
 
 def test_spawn_reads_the_workers_line_and_the_launchers_peak(monkeypatch, tmp_path):
@@ -1167,3 +1171,19 @@ def test_the_comparator_cache_is_read_as_utf_8_whatever_the_locale(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, str(path)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout == ascii(entries) + "\n"
+
+
+def test_an_empty_report_and_the_speed_and_value_formats():
+    assert [bench_report._speed(v) for v in (None, 0, 99.94, 99.96, 100, 1234.5)] == [
+        "-", "0.0", "99.9", "100.0", "100", "1,234"]
+    assert bench_report.fmt_value(None, ".3f") == "-" and bench_report.fmt_value(None, ".3f", "") == ""
+    assert bench_report.fmt_value(1234.5, ",") == "1,234.5" and bench_report.fmt_value(0, ".2f", "") == "0.00"
+    empty = benchmark.Report([], {"g": []}, [])
+    assert empty.totals() == []
+    assert bench_report.format_text(empty) == (
+        "file  compressor  bytes  compressed  bpc  comp KB/s  decomp KB/s  comp MiB  decomp MiB  warm-up s  round trip\n"
+        "----  ----------  -----  ----------  ---  ---------  -----------  --------  ----------  ---------  ----------\n")
+    md = bench_report.format_markdown(empty)
+    assert "## Failed round trips" not in md and "Skipped compressors" not in md and "###" not in md
+    assert md.endswith("## Method\n\n" + bench_report.METHOD + "\n\nCompressor versions:\n\n")
+    assert "| file | bytes |\n|---|---:|\n\n## Every run\n" in md
