@@ -1187,3 +1187,12 @@ def test_an_empty_report_and_the_speed_and_value_formats():
     assert "## Failed round trips" not in md and "Skipped compressors" not in md and "###" not in md
     assert md.endswith("## Method\n\n" + bench_report.METHOD + "\n\nCompressor versions:\n\n")
     assert "| file | bytes |\n|---|---:|\n\n## Every run\n" in md
+
+
+def test_totals_skip_unavailable_and_unmeasured_comparators_but_not_the_ones_after():
+    rep = _sample_report()
+    gone, gzip, nnc = rep.comparators[2], rep.comparators[0], rep.comparators[1]
+    rep.comparators = [gone, nnc, gzip]  # nnc-1 has no row in "files"; gzip, after it, has
+    totals = [(t["group"], t["compressor"]) for t in rep.totals()]
+    assert totals == [("set", "nnc-1"), ("set", "gzip"), ("files", "gzip"), ("more", "nnc-1"), ("more", "gzip"),
+                      ("part", "nnc-1"), ("part", "gzip")]
