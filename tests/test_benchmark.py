@@ -1196,3 +1196,8 @@ def test_totals_skip_unavailable_and_unmeasured_comparators_but_not_the_ones_aft
     totals = [(t["group"], t["compressor"]) for t in rep.totals()]
     assert totals == [("set", "nnc-1"), ("set", "gzip"), ("files", "gzip"), ("more", "nnc-1"), ("more", "gzip"),
                       ("part", "nnc-1"), ("part", "gzip")]
+    rep.groups = {"empty": rep.groups.pop("empty"), **rep.groups}  # a group without rows first
+    md = bench_report.format_markdown(rep)
+    assert [line for line in md.splitlines() if line.startswith("### ")] == [
+        "### set (2 files: a.txt, b|c.bin)", "### files (1 file: lone.txt)", "### more (1 file: c.txt)",
+        "### part (2 files: c.txt, d.txt)"]
