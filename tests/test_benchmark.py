@@ -1201,3 +1201,31 @@ def test_totals_skip_unavailable_and_unmeasured_comparators_but_not_the_ones_aft
     assert [line for line in md.splitlines() if line.startswith("### ")] == [
         "### set (2 files: a.txt, b|c.bin)", "### files (1 file: lone.txt)", "### more (1 file: c.txt)",
         "### part (2 files: c.txt, d.txt)"]
+
+
+def test_write_outputs_plots_the_report_and_writes_the_markdown_as_utf_8(tmp_path, monkeypatch):
+    """Round 7: the chart gets the report and the path; without a preamble the Markdown starts
+    with its first section; its "×" is written as UTF-8 whatever the locale; the JSON keeps each
+    comparator's fields in order, spec last; several skipped compressors, one a line."""
+    from nncompress.benchmark import plot
+
+    drawn = []
+    monkeypatch.setattr(plot, "plot", lambda report, path: drawn.append((report, path)))
+    rep = _sample_report()
+    md = tmp_path / "r.md"
+    bench_report.write_outputs(rep, markdown_path=md, plot_path=tmp_path / "r.png")
+    assert drawn == [(rep, tmp_path / "r.png")]
+    assert md.read_text(encoding="utf-8").startswith("## Totals per corpus set\n")
+    assert list(rep.to_json()["comparators"][0]) == ["key", "label", "version", "available", "note", "spec"]
+    rep.comparators.append(benchmark.Comparator("cmix", "cmix", {}, available=False, note="skipped: no cmix"))
+    assert bench_report.format_text(rep).startswith("paq8px -8: skipped: not on PATH\ncmix: skipped: no cmix\n\nfile ")
+    probe = textwrap.dedent("""\
+        import locale, sys
+        from nncompress.benchmark import report
+        assert locale.getpreferredencoding(False).lower() in ("ascii", "ansi_x3.4-1968")
+        report.write_outputs(report.Report([], {}, []), markdown_path=sys.argv[1])
+        """)
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    done = subprocess.run([sys.executable, "-c", probe, str(md)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "*bpc* = 8 × compressed / original" in md.read_text(encoding="utf-8")
