@@ -857,3 +857,14 @@ def test_the_pages_section_and_whole_page(tmp_path):
     assert 'id="nnc-text-0"' in html_text and 'id="nnc-text-1"' in html_text
     assert page._asset("page.css") in html_text and page._asset("page.js") in html_text
     assert html_text.endswith("</script>\n</body></html>\n")
+
+
+def test_order_7_contexts_keep_every_bit_of_their_oldest_byte():
+    """Seven bytes of context and the byte itself fill 64 bits exactly: contexts that differ only
+    in the top bit of their oldest byte are still told apart (round 7: `entropy_details` 47)."""
+    pairs = [(1, 65), (1, 66), (129, 65), (129, 66)] * 10
+    data = b"".join(bytes([first]) + b"\x00" * 6 + bytes([last]) for first, last in pairs)
+    rows = analysis.entropy_details(data, 7)
+    assert rows[7]["bits_per_byte"] == pytest.approx(slow_entropy(data, 7), abs=1e-12)
+    assert analysis.entropy.as_array(np.array([1, 255], dtype=np.int64)).dtype == np.uint8
+    assert analysis.entropy.as_array(b"ab").tolist() == [97, 98]
