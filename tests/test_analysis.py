@@ -868,3 +868,25 @@ def test_order_7_contexts_keep_every_bit_of_their_oldest_byte():
     assert rows[7]["bits_per_byte"] == pytest.approx(slow_entropy(data, 7), abs=1e-12)
     assert analysis.entropy.as_array(np.array([1, 255], dtype=np.int64)).dtype == np.uint8
     assert analysis.entropy.as_array(b"ab").tolist() == [97, 98]
+
+
+def test_top_predictions_are_the_likeliest_bytes_ties_by_byte_value():
+    """Round 7 (analysis/costs.py): the five likeliest bytes, equal probabilities in byte order (the
+    model's first predictions are full of ties); one byte in, one row out; the sizes of custom
+    parameters."""
+    from nncompress.model.params import fit_to_input
+
+    data = b"progress of the model pass, " * 10
+    _, top, p = analysis.top_predictions(data, 1)
+    _, dists = Predictor(fit_to_input(params_for_level(1), len(data)), len(data)).byte_distributions(data)
+    for i in range(len(data)):
+        assert top[i].tolist() == sorted(range(256), key=lambda b: (-dists[i, b], b))[:5], i
+        assert p[i].tolist() == dists[i, top[i]].tolist()
+    assert p[0, 1] == p[0, 4]  # ties are there to be ordered
+    c, top, p = analysis.top_predictions(b"a", 1)
+    assert c.shape == (1,) and top.shape == (1, 5) and p.shape == (1, 5)
+    c, top, p = analysis.top_predictions(b"", 1)
+    assert top.dtype.kind == "i" and p.dtype == np.float64
+    params = params_for_level(2)
+    assert analysis.nncompress_size(data, 1, params=params) == len(nncompress.compress(data, params=params))
+    assert analysis.nncompress_size(data, 1, params) != analysis.nncompress_size(data, 1)
