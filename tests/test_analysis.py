@@ -890,3 +890,46 @@ def test_top_predictions_are_the_likeliest_bytes_ties_by_byte_value():
     params = params_for_level(2)
     assert analysis.nncompress_size(data, 1, params=params) == len(nncompress.compress(data, params=params))
     assert analysis.nncompress_size(data, 1, params) != analysis.nncompress_size(data, 1)
+
+
+def test_a_missing_reference_is_skipped_and_named_and_the_others_still_run(monkeypatch):
+    """Round 7 (analysis/report.py): a Python without lzma has no xz; PAQ after it is still
+    measured."""
+    import zlib
+
+    from nncompress.analysis import report
+
+    monkeypatch.setattr(report, "reference_codecs", lambda keys: {"gzip": lambda d: zlib.compress(d, 9),
+                                                                  "xz": None, "paq9a": lambda d: d[:7]})
+    r = analysis.analyze_file(b"references " * 20, 1)
+    assert r["reference"]["xz"] is None and r["reference"]["paq"] == {"bytes": 7, "bpc": 8 * 7 / 220}
+
+
+def test_the_note_of_a_missing_reference_names_it(monkeypatch):
+    import zlib
+
+    from nncompress.analysis import report
+
+    monkeypatch.setattr(report, "reference_codecs", lambda keys: {"gzip": lambda d: zlib.compress(d, 9),
+                                                                  "xz": None, "paq9a": None})
+    r = analysis.analyze_file(b"references " * 20, 1)
+    assert r["notes"][1:] == ["xz skipped: not available.", "PAQ skipped: the 'paq' package (paq9a) is not installed."]
+
+
+def test_the_model_time_is_rounded_to_the_millisecond(monkeypatch):
+    import types
+
+    from nncompress.analysis import report
+
+    clock = iter([100.0, 101.23456])
+    monkeypatch.setattr(report, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    assert analysis.analyze_file(b"timed " * 10, 1, references=False)["nncompress"]["seconds"] == 1.235
+
+
+def test_analyze_paths_finds_catalog_files_in_the_folder_given(corpora, tmp_path, monkeypatch):
+    monkeypatch.delenv("NNC_CORPORA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the fetch cache: empty
+    report = analysis.analyze_paths(["grammar.lsp"], 1, references=False, corpora_dir=str(corpora))
+    assert [r["name"] for r in report["files"]] == ["grammar.lsp"] and report["files"][0]["reference"] == {}
+    assert report["files"][0]["bytes"] == (corpora / "grammar.lsp").stat().st_size
+    assert analysis.analyze_paths([str(corpora / "grammar.lsp")], 1)["files"][0]["reference"]["gzip"]
