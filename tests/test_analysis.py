@@ -613,6 +613,10 @@ def test_analyze_paths_sets_single_files_a_cluster_and_the_log(tmp_path):
             done = fn(*args, **{k: v for k, v in kwargs.items() if k != "pure"})
             return type("Future", (), {"result": lambda self: done})()
 
+    kept = analysis.analyze_paths([str(folder / "y.txt")], 2, keep_costs=True)["files"][0]  # one process
+    assert kept["nncompress"]["level"] == 2 and "costs" in kept and kept["data"] == b"yes " * 30
+    assert set(kept["reference"]) == {"gzip", "xz", "paq"} and kept["reference"]["gzip"]["bytes"] > 0
+
     client, lines = Client(), []
     remote = analysis.analyze_paths([str(folder), str(folder / "x.txt")], 1, references=False, keep_costs=True,
                                     log=lines.append, client=client)
@@ -933,3 +937,14 @@ def test_analyze_paths_finds_catalog_files_in_the_folder_given(corpora, tmp_path
     assert [r["name"] for r in report["files"]] == ["grammar.lsp"] and report["files"][0]["reference"] == {}
     assert report["files"][0]["bytes"] == (corpora / "grammar.lsp").stat().st_size
     assert analysis.analyze_paths([str(corpora / "grammar.lsp")], 1)["files"][0]["reference"]["gzip"]
+
+
+def test_the_text_report_of_short_names_and_of_nothing():
+    one = _sample_analysis()
+    one["files"] = one["files"][:1]
+    one["sets"] = []
+    lines = analysis.format_report(one).splitlines()
+    assert lines[1] == "file          bytes distinct     H0     H1     H2  once@2"  # names padded to 8 at least
+    assert lines[2].startswith("a.txt         1,000       40  4.500")
+    empty = analysis.format_report({"level": 4, "files": [], "sets": []})  # no files: headings only
+    assert empty.splitlines()[5].startswith("file          bytes   order-2 KT") and "nnc -4 ideal" in empty
