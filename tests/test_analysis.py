@@ -948,3 +948,13 @@ def test_the_text_report_of_short_names_and_of_nothing():
     assert lines[2].startswith("a.txt         1,000       40  4.500")
     empty = analysis.format_report({"level": 4, "files": [], "sets": []})  # no files: headings only
     assert empty.splitlines()[5].startswith("file          bytes   order-2 KT") and "nnc -4 ideal" in empty
+
+
+def test_the_text_reports_level_is_the_files_and_a_sets_paq_column():
+    report = _sample_analysis()
+    report["level"] = 7  # asked for; the files were coded at 3 (custom parameters say 0)
+    report["sets"][0]["methods"]["paq"] = {"bpc": 6.5, "mean_file_bpc": 4.25}
+    lines = analysis.format_report(report).splitlines()
+    assert "nnc -3 ideal" in lines[8] and "nnc -7" not in "\n".join(lines)
+    assert lines[11].split() == ["[s]", "13,345", "7.750", "7.625", "7.500", "6.500", "7.125", "7.250", "12,048"]
+    assert lines[12].split() == ["mean", "of", "files", "5.800", "5.500", "5.350", "4.250", "4.812", "4.938"]
