@@ -958,3 +958,17 @@ def test_the_text_reports_level_is_the_files_and_a_sets_paq_column():
     assert "nnc -3 ideal" in lines[8] and "nnc -7" not in "\n".join(lines)
     assert lines[11].split() == ["[s]", "13,345", "7.750", "7.625", "7.500", "6.500", "7.125", "7.250", "12,048"]
     assert lines[12].split() == ["mean", "of", "files", "5.800", "5.500", "5.350", "4.250", "4.812", "4.938"]
+
+
+def test_a_sets_summary_totals_every_reference_all_its_files_have():
+    def result(name, size, refs):
+        return {"name": name, "bytes": size, "order2_adaptive": {"bits": 8.0 * size},
+                "nncompress": {"code_length_bits": 8.0 * size, "compressed_bytes": size},
+                "reference": refs, "entropy": []}
+
+    both = [result("a", 100, {"gzip": {"bytes": 50}, "xz": {"bytes": 40}, "paq": {"bytes": 30}}),
+            result("b", 300, {"gzip": {"bytes": 150}, "xz": {"bytes": 100}, "paq": None})]
+    s = analysis.set_summary("refs", both)
+    assert s["methods"]["gzip"]["bytes"] == 200 and s["methods"]["xz"] == {
+        "bytes": 140, "bpc": 8 * 140 / 400, "mean_file_bpc": pytest.approx((3.2 + 8 / 3) / 2)}
+    assert "paq" not in s["methods"] and s["entropy"] == []
