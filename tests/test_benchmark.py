@@ -1229,3 +1229,22 @@ def test_write_outputs_plots_the_report_and_writes_the_markdown_as_utf_8(tmp_pat
     done = subprocess.run([sys.executable, "-c", probe, str(md)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1500:]
     assert "*bpc* = 8 × compressed / original" in md.read_text(encoding="utf-8")
+
+
+def test_the_package_names_what_it_has_and_refuses_the_rest():
+    names = dir(benchmark)
+    assert names == sorted(names) and set(benchmark.__all__) <= set(names)
+    assert {"importlib", "__getattr__", "__dir__"} <= set(names)  # its own globals too
+    with pytest.raises(AttributeError, match=r"^module 'nncompress\.benchmark' has no attribute 'nosuch'$"):
+        benchmark.nosuch  # noqa: B018
+
+
+def test_bench_files_takes_the_corpora_folder_given_and_every_file_after_a_repeat(corpora, tiny_files, tmp_path,
+                                                                                  monkeypatch):
+    monkeypatch.delenv("NNC_CORPORA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the fetch cache: empty
+    files, groups = benchmark.bench_files(["grammar.lsp"], str(corpora))
+    assert [f.name for f in files] == ["grammar.lsp"] and groups == {"grammar.lsp": ["grammar.lsp"]}
+    a, b = (str(p) for p in tiny_files)
+    files, groups = benchmark.bench_files([a, a, b])
+    assert [f.name for f in files] == ["a.txt", "b.txt"] and groups == {"files": ["a.txt", "b.txt"]}
