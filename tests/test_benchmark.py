@@ -1248,3 +1248,107 @@ def test_bench_files_takes_the_corpora_folder_given_and_every_file_after_a_repea
     a, b = (str(p) for p in tiny_files)
     files, groups = benchmark.bench_files([a, a, b])
     assert [f.name for f in files] == ["a.txt", "b.txt"] and groups == {"files": ["a.txt", "b.txt"]}
+
+
+def _parser_spec(parser):
+    return (parser.prog, parser.description, parser.epilog,
+            [(action.option_strings, action.dest, action.metavar, action.default, action.nargs,
+              getattr(action.type, "__name__", action.type), list(action.choices) if action.choices else None,
+              action.help) for action in parser._actions])
+
+
+BENCH_PARSER = (
+    'nncompress bench',
+    ('Compare nncompress with gzip, bzip2, xz, zstd, brotli, PPMd, zpaq, paq9a and any paq8px / cmix / '
+     "lstm-compress on PATH: size, bpc, speed, peak memory, verified round trips.  'nncompress bench fetch "
+     "--help' downloads the corpora."),
+    ('Targets: an existing file stands alone; a folder is a set of its files (those its MANIFEST.tsv lists, '
+     'else every non-hidden file in it); any other name is a corpus set or a file of the catalog, found in '
+     '--corpora, $NNC_CORPORA or the fetch cache.  Method: ') + bench_report.METHOD,
+    [
+        (['-h', '--help'], 'help', None, '==SUPPRESS==', 0, None, None,
+         'show this help message and exit'),
+        ([], 'targets', 'FILE|DIR|SET', None, '*', None, None,
+         'files, folders (their files) or corpus sets (default: canterbury)'),
+        (['--with'], 'with_', 'NAMES', 'all', None, None, None,
+         ('comma-separated comparators (default all): gzip, bzip2, xz, zstd19, zstd22, brotli, ppmd6, '
+          'ppmd16, zpaq5, paq9a, paq8px, cmix, lstm-compress; aliases zlib, bz2, lzma, zstd, ppmd, zpaq, '
+          "paq; 'none' for nncompress only")),
+        (['--levels'], 'levels', None, '6', None, None, None,
+         "nncompress levels, e.g. 1,6,9 (default 6; 'none' to skip)"),
+        (['--models'], 'models', None, 'cm', None, None, None,
+         ('nncompress models: cm (the levels) and/or rnnme (the RNNME network alone, a row of its own), e.g. '
+          'cm,rnnme (default cm)')),
+        (['--corpora'], 'corpora', 'DIR', None, None, None, None,
+         ("folder holding the corpus files (else $NNC_CORPORA, else the cache 'nncompress bench fetch' "
+          'writes to)')),
+        (['--json'], 'json', 'OUT', None, None, None, None,
+         'write every result as JSON'),
+        (['--markdown'], 'markdown', 'OUT', None, None, None, None,
+         'write the tables as Markdown'),
+        (['--plot'], 'plot', 'OUT.png', None, None, None, None,
+         'write a bpc vs KB/s chart (PNG; needs matplotlib)'),
+        (['--min-time'], 'min_time', None, 0.3, None, 'float', None,
+         'repeat each timed call until this many seconds (default 0.3)'),
+        (['--timeout'], 'timeout', None, 14400, None, 'float', None,
+         'seconds allowed per worker'),
+        (['--list'], 'list', None, False, 0, None, None,
+         'list corpus sets and comparators, then exit'),
+        (['--cluster'], 'cluster', 'ADDRESS', None, None, None, None,
+         ('run the measurements on a dask.distributed cluster (e.g. tcp://host:8786; default $NNC_CLUSTER): '
+          "files travel with the jobs; speeds and memory are the workers', so give each worker a core of its "
+          'own')),
+        (['-q', '--quiet'], 'quiet', None, False, 0, None, None,
+         'no progress on standard error'),
+    ])
+
+ANALYZE_PARSER = (
+    'nncompress analyze',
+    ('Entropy analysis of files, directories or corpus sets: empirical conditional entropies, adaptive '
+     "baselines, reference compressors and nncompress's own per-byte code lengths."),
+    ("H_k is the empirical entropy of a byte given the k bytes before it, from the file's own counts: a "
+     'lower bound no adaptive coder reaches; for k >= 2 on small files it is optimistic (contexts seen once '
+     "cost nothing).  Targets follow the rule of 'nncompress bench': an existing file stands alone; a folder "
+     'is a set of its files; any other name is a corpus set or a catalog file, found in --corpora, '
+     '$NNC_CORPORA or the fetch cache.'),
+    [
+        (['-h', '--help'], 'help', None, '==SUPPRESS==', 0, None, None,
+         'show this help message and exit'),
+        ([], 'inputs', 'FILE|DIR|SET', None, '+', None, None,
+         None),
+        (['-l', '--level'], 'level', 'N', 6, None, 'int', [1, 2, 3, 4, 5, 6, 7, 8, 9],
+         'nncompress level 1..9 (default 6)'),
+        (['--json'], 'json', 'OUT', None, None, None, None,
+         "write all numbers as JSON ('-': stdout)"),
+        (['--plot'], 'plot', 'OUT.png', None, None, None, None,
+         'learning-curve plot (PNG; needs matplotlib)'),
+        (['--html'], 'html', 'OUT.html', None, None, None, None,
+         'self-contained page, text coloured by cost'),
+        (['--html-limit'], 'html_limit', 'BYTES', 20000, None, 'int', None,
+         'bytes of each file shown in the page (default 20,000)'),
+        (['--window'], 'window', 'N', 0, None, 'int', None,
+         'moving-average window of the plot in bytes (default: auto)'),
+        (['--corpora'], 'corpora', 'DIR', None, None, None, None,
+         ("folder holding the corpus files (else $NNC_CORPORA, else the cache 'nncompress bench fetch' "
+          'writes to)')),
+        (['--no-reference'], 'no_reference', None, False, 0, None, None,
+         'skip gzip, xz and PAQ'),
+        (['--cluster'], 'cluster', 'ADDRESS', None, None, None, None,
+         ('analyse the files on a dask.distributed cluster (e.g. tcp://host:8786; default $NNC_CLUSTER); '
+          "each file's bytes travel with its job")),
+        (['-q', '--quiet'], 'quiet', None, False, 0, None, None,
+         'no progress messages'),
+    ])
+
+
+def test_the_command_lines_options_and_help_word_for_word():
+    """Round 7: every option of `nncompress bench` and `nncompress analyze`, its name, default,
+    type, choices and help text (the help's own wrapping is argparse's)."""
+    from nncompress.analysis import command as analyze
+    from nncompress.benchmark import command as bench
+
+    for parser, (prog, description, epilog, actions) in [(bench.build_parser(), BENCH_PARSER),
+                                                         (analyze.build_parser(), ANALYZE_PARSER)]:
+        got = _parser_spec(parser)
+        assert got[:3] == (prog, description, epilog)
+        assert got[3] == actions
