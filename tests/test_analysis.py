@@ -750,7 +750,8 @@ def test_the_analyze_command_line_in_process(tmp_path, monkeypatch, capsys):
     for argv in (["a", "--html-limit", "0"], ["a", "--window", "-1"]):
         assert command.main(argv) == 1
         assert capsys.readouterr().err == "nncompress analyze: --html-limit must be >= 1 and --window >= 0\n"
-    assert command.main(["a", "--html-limit", "1", "--window", "0", "-q"]) == 1  # the bounds are allowed
+    assert command.main(["a", "--html-limit", "1", "--window", "0", "-q"]) == 1  # the bounds are allowed:
+    assert capsys.readouterr().err == "nncompress analyze: : denied\n"  # the analysis ran
 
 
 def test_the_analyze_command_writes_its_page_and_plot_and_stops_quietly_on_a_broken_pipe(tmp_path, monkeypatch,
