@@ -1082,6 +1082,9 @@ def test_the_list_of_sets_and_comparators(capsys, tmp_path, monkeypatch):
     assert rest[2:] == [f"  {c.key:<14} {c.label:<22} {c.version if c.available else c.note}" for c in comparators]
     assert command.main(["--list"]) == 0
     assert f"searched in: {tmp_path}\n" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", ["nncompress-bench", "--list", "--corpora", str(tmp_path / "d")])
+    assert command.main() == 0  # the arguments of the program
+    assert f"searched in: {tmp_path / 'd'}\n" in capsys.readouterr().out
     with pytest.raises(SystemExit) as done:
         command.main(["fetch", "--help"])
     assert done.value.code == 0 and capsys.readouterr().out.startswith("usage: nncompress bench fetch")
