@@ -1355,3 +1355,14 @@ def test_the_command_lines_options_and_help_word_for_word():
         got = _parser_spec(parser)
         assert got[:3] == (prog, description, epilog)
         assert got[3] == actions
+
+
+def test_bench_plot_option_draws_the_report(in_process_worker, tiny_files, tmp_path, monkeypatch):
+    from nncompress.benchmark import command, plot
+
+    drawn = []
+    monkeypatch.setattr(plot, "plot", lambda report, path: drawn.append((report.results[0]["compressor"], path)))
+    png = str(tmp_path / "r.png")
+    assert command.main([str(tiny_files[0]), "--with", "zlib", "--levels", "none", "--min-time", "0", "--plot", png,
+                         "-q"]) == 0
+    assert drawn == [("gzip", png)]
