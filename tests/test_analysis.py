@@ -973,3 +973,17 @@ def test_a_sets_summary_totals_every_reference_all_its_files_have():
     assert s["methods"]["gzip"]["bytes"] == 200 and s["methods"]["xz"] == {
         "bytes": 140, "bpc": 8 * 140 / 400, "mean_file_bpc": pytest.approx((3.2 + 8 / 3) / 2)}
     assert "paq" not in s["methods"] and s["entropy"] == []
+
+
+def test_the_pages_assets_are_read_as_utf_8_whatever_the_locale(tmp_path):
+    """page.css and page.js are ASCII today; one with "↵" must still load under the C locale
+    (round 7: `page._asset` 1)."""
+    (tmp_path / "page.js").write_text("// draws ↵ for a line end\n", encoding="utf-8")
+    probe = ("import sys, locale, pathlib; from importlib import resources; from nncompress.analysis import page\n"
+             "assert locale.getpreferredencoding(False).lower() in ('ascii', 'ansi_x3.4-1968')\n"
+             "resources.files = lambda package: pathlib.Path(sys.argv[1])\n"
+             "print(ascii(page._asset('page.js')))")
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout == ascii("// draws ↵ for a line end\n") + "\n"
