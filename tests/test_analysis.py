@@ -987,3 +987,23 @@ def test_the_pages_assets_are_read_as_utf_8_whatever_the_locale(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout == ascii("// draws ↵ for a line end\n") + "\n"
+
+
+def test_the_pages_boundaries_and_unsafe_categories():
+    """Round 7 (analysis/page.py): the percentage labels at their exact edges (100 p = 9.95 and
+    0.095), surrogates, private use and unassigned code points escaped, a bare line feed, the xz
+    row and the table's exact markup."""
+    from nncompress.analysis import page
+
+    assert 100 * 0.09949999999999999 == 9.95 and 100 * 0.00095 == 0.095
+    assert page._pct(0.09949999999999999) == "10%" and page._pct(0.00095) == "0.1%"
+    for ch in ("\ud800", "\udfff", "\ue000", "\U000f0000", "\u0378", "\x85"):
+        assert page._unsafe_char(ch), hex(ord(ch))
+    assert not any(page._unsafe_char(ch) for ch in ("é", "😀", " ", "\u00a0"))
+    assert page.char_groups(b"a\nb") == [(0, 1, "char", "a"), (1, 2, "newline", ""), (2, 3, "char", "b")]
+    numbers = dict(NUMBERS, reference=dict(NUMBERS["reference"], xz={"bpc": 2.5, "bytes": 3858}))
+    table = page._numbers_table(numbers)
+    assert "<tr><td>xz -9e (lzma)</td><td>2.500 bpc (3,858 bytes)</td></tr>" in table
+    assert table == ("<table><tr><th>measure (whole file)</th><th>value</th></tr>"
+                     + "".join(f"<tr><td>{a}</td><td>{b}</td></tr>"
+                               for a, b in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", table)) + "</table>")
