@@ -1007,3 +1007,17 @@ def test_the_pages_boundaries_and_unsafe_categories():
     assert table == ("<table><tr><th>measure (whole file)</th><th>value</th></tr>"
                      + "".join(f"<tr><td>{a}</td><td>{b}</td></tr>"
                                for a, b in re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", table)) + "</table>")
+
+
+def test_a_custom_models_page_shows_that_models_predictions_and_a_tiny_limit_shows_nothing():
+    from nncompress.analysis import page
+
+    data = b"custom parameters on the page. " * 4
+    params = params_for_level(2)
+    r = analysis.analyze_file(data, params=params, references=False, keep_costs=True)
+    _, top, _ = analysis.top_predictions(data, params=params)
+    expected = base64.b64encode(top.astype(np.uint8).tobytes()).decode()
+    assert page.page_data(r, 1000, params)["top"] == expected
+    assert f'"top":"{expected}"' in page.surprisal_html(r, 1000, params)
+    first_wide = dict(r, data="é".encode() + data, costs={"nncompress": np.ones(len(data) + 2)})
+    assert page.page_data(first_wide, 1)["bytes"] == ""  # half a character is never shown
