@@ -1021,3 +1021,26 @@ def test_a_custom_models_page_shows_that_models_predictions_and_a_tiny_limit_sho
     assert f'"top":"{expected}"' in page.surprisal_html(r, 1000, params)
     first_wide = dict(r, data="é".encode() + data, costs={"nncompress": np.ones(len(data) + 2)})
     assert page.page_data(first_wide, 1)["bytes"] == ""  # half a character is never shown
+
+
+def test_the_whole_pages_joins_and_its_encoding(tmp_path):
+    """Round 7: the sections follow one another with nothing between, the tooltip's box is where
+    page.js looks for it, a CR LF at the very end is one line end, and the page (its legend has
+    "–" and "≥") is written as UTF-8 whatever the locale."""
+    from nncompress.analysis import page
+
+    assert page.char_groups(b"a\r\n") == [(0, 1, "char", "a"), (1, 3, "newline", "")]
+    r = analysis.analyze_file(b"two sections\n", 1, name="one", references=False, keep_costs=True)
+    out = tmp_path / "p.html"
+    page.write_html([r, dict(r, name="two")], str(out))
+    text = out.read_text(encoding="utf-8")
+    assert "</script>\n<h2>two</h2>" in text
+    assert ('</script>\n<div id="nnc-tip" hidden></div>\n<script type="application/json" id="nnc-pct">'
+            in text)
+    probe = ("import sys, locale; from nncompress.analysis import page\n"
+             "assert locale.getpreferredencoding(False).lower() in ('ascii', 'ansi_x3.4-1968')\n"
+             "page.write_html([], sys.argv[1])")
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    done = subprocess.run([sys.executable, "-c", probe, str(out)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "0.25–0.5" in out.read_text(encoding="utf-8")
