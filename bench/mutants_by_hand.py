@@ -32,6 +32,8 @@ def mutant_names(prefixes: list[str]) -> list[str]:
     modules = {prefix.split(".x")[0] for prefix in prefixes}
     for module in sorted(modules):
         path = module.replace(".", "/") + ".py"
+        if not os.path.exists(path):  # a package: its __init__.py
+            path = module.replace(".", "/") + "/__init__.py"
         with open(path, encoding="utf-8") as f:
             text = f.read()
         for name in re.findall(r"^\s*def (x\S*?__mutmut_\d+)\(", text, re.M):

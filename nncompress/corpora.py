@@ -205,6 +205,8 @@ def _derive(data: bytes, derive: str) -> bytes:
         return data
     kind, _, arg = derive.partition(":")
     if kind == "head":
+        if not arg.isdigit():  # a malformed catalog row is refused as a corpus error, not a traceback
+            raise CorpusError(f"bad derivation {derive!r} (expected head:N, N a number of bytes)")
         return data[: int(arg)]
     raise CorpusError(f"unknown derivation {derive!r}")
 

@@ -253,6 +253,46 @@ def test_unknown_archive_types_and_derivations_are_named():
     with pytest.raises(corpora.CorpusError) as refused:
         corpora._derive(b"abcdef", "tail:4")
     assert str(refused.value) == "unknown derivation 'tail:4'"
+    # a malformed head:N is a corpus error naming it (it was a ValueError: a traceback from fetch)
+    for derive in ("head:1:2", "head:", "head", "head:x", "head:-1"):
+        with pytest.raises(corpora.CorpusError) as refused:
+            corpora._derive(b"abcdef", derive)
+        assert str(refused.value) == f"bad derivation {derive!r} (expected head:N, N a number of bytes)"
+    assert corpora._derive(b"abcdef", "head:0") == b""
+
+
+def test_a_catalog_file_is_read_as_utf_8_whatever_the_locale(tmp_path):
+    """Under the C locale without UTF-8 mode the locale's encoding is ASCII: the catalog's UTF-8
+    names must still be read (round 7 of the mutation review: `load_catalog` 4)."""
+    import subprocess
+    import sys
+
+    catalog = tmp_path / "c.tsv"
+    catalog.write_text(f"name\tset\tbytes\tsha256\ncafé.txt\tmine\t3\t{'ab' * 32}\n", encoding="utf-8")
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0",
+               PYTHONIOENCODING="utf-8")
+    (tmp_path / "data").mkdir()  # the shipped catalog too (all ASCII today), as package data
+    (tmp_path / "data" / "sets.tsv").write_bytes(catalog.read_bytes())
+    probe = ("import sys, locale, pathlib; from importlib import resources; from nncompress import corpora\n"
+             "assert locale.getpreferredencoding(False).lower() in ('ascii', 'ansi_x3.4-1968'), "
+             "locale.getpreferredencoding(False)\n"
+             "print(list(corpora.load_catalog(sys.argv[1])))\n"
+             "resources.files = lambda package: pathlib.Path(sys.argv[2])\n"
+             "print(list(corpora.load_catalog()))")
+    done = subprocess.run([sys.executable, "-c", probe, str(catalog), str(tmp_path)], env=env, capture_output=True,
+                          text=True, encoding="utf-8")
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout == "['café.txt']\n['café.txt']\n"
+
+
+def test_set_names_and_is_set_answer_for_the_catalog_given():
+    mine = {"x.txt": _entry("x.txt", b"x", set_name="mine"), "y.txt": _entry("y.txt", b"y", set_name="other"),
+            "z.txt": _entry("z.txt", b"z", set_name="mine")}
+    assert corpora.set_names(mine) == ["mine", "other", "all"]
+    assert corpora.set_names()[-1] == "all" and "canterbury" in corpora.set_names()
+    assert [corpora.is_set(name, mine) for name in ("mine", "other", "all", "y.txt", "canterbury", "alice29.txt")] \
+        == [True, True, True, True, False, False]
+    assert corpora.is_set("canterbury") and corpora.is_set("alice29.txt") and not corpora.is_set("mine")
 
 
 def test_locate_and_resolve_set_without_the_check_and_with_their_catalog(tmp_path, monkeypatch):
@@ -403,3 +443,28 @@ def test_fetch_tool_says_where_the_files_are(http_root, tmp_path, monkeypatch, c
     monkeypatch.setattr(corpora, "default_fetch_dir", lambda: tmp_path / "cache")
     assert corpora.fetch_main([entry.name]) == 0
     assert capsys.readouterr().out == f"1 files ready in {tmp_path / 'cache'}\n"
+
+
+def test_a_download_names_the_tool_and_has_a_timeout(monkeypatch):
+    """Round 7 of the mutation review: the request `_download` makes (the served tests cannot see
+    its header or timeout)."""
+    import urllib.request
+
+    seen = []
+
+    class Response(io.BytesIO):
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+    def urlopen(request, timeout):
+        seen.append((request.full_url, dict(request.header_items()), timeout))
+        return Response(b"the bytes")
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    assert corpora._download("http://h.invalid/a b") == b"the bytes"
+    assert corpora._download("http://h.invalid/x", timeout=3) == b"the bytes"
+    assert seen == [("http://h.invalid/a b", {"User-agent": "nncompress-bench-fetch"}, 120.0),
+                    ("http://h.invalid/x", {"User-agent": "nncompress-bench-fetch"}, 3)]

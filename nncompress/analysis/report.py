@@ -17,6 +17,9 @@ from .entropy import HIGH_ORDER_NOTE, MAX_ORDER, as_array, entropy_details, orde
 
 # result key -> comparator key (nncompress.comparators)
 REFERENCES = {"gzip": "gzip", "xz": "xz", "paq": "paq9a"}
+# only PAQ's binding is optional; the others are in the standard library, but a Python built
+# without lzma has no xz, and its note must not blame PAQ
+SKIPPED_NOTES = {"paq": "PAQ skipped: the 'paq' package (paq9a) is not installed."}
 
 
 def _bpc(nbytes, n) -> float | None:
@@ -70,7 +73,7 @@ def analyze_file(source, level: int = DEFAULT_LEVEL, *, name: str | None = None,
             fn = codecs[comparator_key]
             if fn is None:
                 ref[key] = None
-                result["notes"].append("PAQ skipped: the 'paq' package (paq9a) is not installed.")
+                result["notes"].append(SKIPPED_NOTES.get(key, f"{comparator_key} skipped: not available."))
                 continue
             size = len(fn(data))
             ref[key] = {"bytes": size, "bpc": _bpc(size, n)}
