@@ -14,6 +14,7 @@ import pytest
 
 import nncompress
 from nncompress import api, parallel, segments
+from nncompress import format as fmt
 from nncompress.cli import main
 from nncompress.codec import StreamDecoder, StreamEncoder
 from nncompress.format import NNCError
@@ -1295,3 +1296,14 @@ def test_workers_ignore_ctrl_c():
         assert signals.getsignal(signals.SIGINT) is signals.SIG_IGN
     finally:
         signals.signal(signals.SIGINT, saved)
+
+
+def test_segment_index_reads_a_header_longer_than_its_first_read():
+    """The index reads 1,024 bytes for a header and doubles the read until the header fits.  Since
+    headers may list 128 parameters (format.MAX_PARAMS), a hostile or future one can pass 1 KiB:
+    the read must grow (not loop, not report truncation) and parse it whole."""
+    params = tuple([1 << 62] * fmt.MAX_PARAMS)  # 9-byte varints: a 1,167-byte header
+    head = fmt.Header(1, 0, params, 1 << 20).encode()
+    assert len(head) > 1024
+    (entry,) = segments.index_segments(io.BytesIO(head + fmt.encode_end(0, 0)))
+    assert entry.header.params == params
