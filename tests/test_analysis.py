@@ -1072,7 +1072,7 @@ def _curve_result(name, n, refs, seed=0):
 
 
 def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monkeypatch, capsys):
-    """What each panel shows: the moving averages (every second point of 9,000), the costs so
+    """What each panel shows: the moving averages (every second point once there are 8,000), the costs so
     far at positions 1..n, each reference's line and value, axes, limits, labels; files without
     bytes left out; the files over the limit named; saved once at the path given, then closed."""
     pytest.importorskip("matplotlib")
@@ -1083,7 +1083,8 @@ def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monke
 
     saved = []
     monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved.append((fig, path, kw)))
-    big = _curve_result("big.txt", 9000, {"gzip": 3.1, "xz": 2.9, "paq": 2.2})
+    monkeypatch.setattr(Figure, "tight_layout", lambda fig, **kw: None)  # layout only, and the slow part
+    big = _curve_result("big.txt", 8003, {"gzip": 3.1, "xz": 2.9, "paq": 2.2})
     tiny = _curve_result("t", 1, {"xz": 2.0}, seed=1)
     empty = _curve_result("e", 0, {})
     assert write_plot([empty, big, tiny], "c.png", window=4) == "c.png"
@@ -1106,16 +1107,16 @@ def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monke
         "nncompress -6 (RNNME, online)", "adaptive order-2 (KT estimator)",
         "gzip -9 (whole file, 3.10)", "xz -9e (whole file, 2.90)", "paq9a (whole file, 2.20)"]
     for line, key in zip(lines, ("nncompress", "order2")):
-        assert line.get_xdata().tolist() == list(range(4, 9001, 2))
+        assert line.get_xdata().tolist() == list(range(4, 8004, 2))
         assert np.allclose(line.get_ydata(), moving(big["costs"][key], 4)[::2], rtol=0, atol=1e-9)
     for line, value in zip(lines[2:], (3.1, 2.9, 2.2)):
         assert list(line.get_ydata()) == [value, value] and list(line.get_xdata()) == [0, 1]
-    assert len({line.get_linestyle() for line in lines[2:]}) == 3
-    assert left.get_xlim() == (0, 9000) and left.get_ylim()[0] == 0
+    assert [line.get_linestyle() for line in lines[2:]] == [":", "--", "-."]  # the legend's only key to them
+    assert left.get_xlim() == (0, 8003) and left.get_ylim()[0] == 0
     assert left.get_xscale() == "linear"
     assert left.get_xlabel() == "position in file (bytes)"
     assert left.get_ylabel() == "bits per byte (mean of last 4 bytes)"
-    assert left.get_title() == "big.txt: learning curve (9,000 bytes; nncompress 2.500 bpc overall)"
+    assert left.get_title() == "big.txt: learning curve (8,003 bytes; nncompress 2.500 bpc overall)"
     assert [t.get_text() for t in left.get_legend().get_texts()] == [line.get_label() for line in lines]
 
     lines = right.get_lines()
@@ -1123,11 +1124,12 @@ def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monke
                                                    "xz -9e (2.90)", "paq9a (2.20)"]
     for line, key in zip(lines, ("nncompress", "order2")):
         x = line.get_xdata()
-        assert x[0] == 1 and x[-1] == 9000 and np.all(np.diff(x) > 0) and len(x) <= 2000
-        so_far = np.cumsum(big["costs"][key]) / np.arange(1, 9001)
+        assert x[0] == 1 and x[-1] == 8003 and np.all(np.diff(x) > 0) and 1000 < len(x) <= 2000
+        so_far = np.cumsum(big["costs"][key]) / np.arange(1, 8004)
         assert np.array_equal(line.get_ydata(), so_far[x - 1])
     assert [list(line.get_ydata()) for line in lines[2:]] == [[3.1, 3.1], [2.9, 2.9], [2.2, 2.2]]
-    assert right.get_xscale() == "log" and right.get_xlim() == (1, 9000) and right.get_ylim() == (0, 9)
+    assert [line.get_linestyle() for line in lines[2:]] == [":", "--", "-."]
+    assert right.get_xscale() == "log" and right.get_xlim() == (1, 8003) and right.get_ylim() == (0, 9)
     assert right.get_xlabel() == "first bytes of the file (log scale)"
     assert right.get_ylabel() == "cumulative bits per byte"
     assert right.get_title() == "cost so far, against the whole-file comparators"
@@ -1143,7 +1145,13 @@ def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monke
     write_plot([big, empty, tiny], "d.png", max_files=1)
     assert capsys.readouterr().err == "nncompress analyze: plotting the first 1 files only\n"
     [(fig, _, _)] = saved
-    assert len(fig.axes) == 2 and fig.axes[0].get_ylabel() == "bits per byte (mean of last 90 bytes)"
+    assert len(fig.axes) == 2 and fig.axes[0].get_ylabel() == "bits per byte (mean of last 80 bytes)"
     with pytest.raises(ValueError, match=r"^nothing to plot \(empty files\)$"):
         write_plot([empty], "e.png")
     assert len(saved) == 1
+    write_plot([_curve_result("s", 10, {})], "f.png", window=4, max_files=1)  # exactly the limit: all shown
+    assert capsys.readouterr().err == ""
+    assert saved[-1][0].axes[0].get_lines()[0].get_xdata().tolist() == [4, 5, 6, 7, 8, 9, 10]
+    write_plot([_curve_result(str(i), 1, {}) for i in range(9)], "g.png")  # eight files by default
+    assert capsys.readouterr().err == "nncompress analyze: plotting the first 8 files only\n"
+    assert [a.get_title().split(":")[0] for a in saved[-1][0].axes[::2]] == [str(i) for i in range(8)]
