@@ -1044,3 +1044,114 @@ def test_the_whole_pages_joins_and_its_encoding(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe, str(out)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1500:]
     assert "0.25–0.5" in out.read_text(encoding="utf-8")
+
+
+def test_the_learning_curve_helpers_exactly():
+    from nncompress.analysis.plot import auto_window, cumulative_average, moving_average
+
+    x, y = moving_average(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 2)
+    assert x.tolist() == [2, 3, 4, 5] and y.tolist() == [1.5, 2.5, 3.5, 4.5]
+    x, y = moving_average(np.array([1.0, 2.0, 6.0]), 10)  # the window shrinks to the file
+    assert x.tolist() == [3] and y.tolist() == [3.0]
+    x, y = moving_average(np.array([1.0, 2.0, 6.0]), 0)  # and grows to one byte
+    assert x.tolist() == [1, 2, 3] and y.tolist() == [1.0, 2.0, 6.0]
+    x, y = moving_average(np.zeros(0), 5)
+    assert x.shape == (0,) and y.shape == (0,)
+    assert [auto_window(n) for n in (0, 1, 5099, 5100, 123_456, 500_099, 500_100, 10**9)] == \
+        [50, 50, 50, 51, 1234, 5000, 5000, 5000]
+    assert type(auto_window(10**9)) is int
+    x, y = cumulative_average(np.array([3.0, 1.0]))
+    assert x.tolist() == [1, 2] and y.tolist() == [3.0, 2.0]
+
+
+def _curve_result(name, n, refs, seed=0):
+    rng = np.random.default_rng(seed)
+    return {"name": name, "bytes": n, "nncompress": {"level": 6, "code_length_bpc": 2.5},
+            "costs": {"nncompress": rng.uniform(1, 4, n), "order2": rng.uniform(2, 5, n)},
+            "reference": {k: {"bpc": v} for k, v in refs.items()}}
+
+
+def test_the_learning_curve_plot_shows_every_curve_and_reference(tmp_path, monkeypatch, capsys):
+    """What each panel shows: the moving averages (every second point once there are 8,000), the costs so
+    far at positions 1..n, each reference's line and value, axes, limits, labels; files without
+    bytes left out; the files over the limit named; saved once at the path given, then closed."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from nncompress.analysis.plot import write_plot
+
+    saved = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: saved.append((fig, path, kw)))
+    monkeypatch.setattr(Figure, "tight_layout", lambda fig, **kw: None)  # layout only, and the slow part
+    big = _curve_result("big.txt", 8003, {"gzip": 3.1, "xz": 2.9, "paq": 2.2})
+    tiny = _curve_result("t", 1, {"xz": 2.0}, seed=1)
+    empty = _curve_result("e", 0, {})
+    assert write_plot([empty, big, tiny], "c.png", window=4) == "c.png"
+    assert capsys.readouterr().err == ""
+    [(fig, path, kw)] = saved
+    assert path == "c.png" and kw == {"dpi": 110} and not plt.fignum_exists(fig.number)
+    assert tuple(fig.get_size_inches()) == (15, 7.2)
+    axes = fig.axes
+    assert len(axes) == 4 and [a.get_subplotspec().get_geometry()[:2] for a in axes] == [(2, 2)] * 4
+    assert axes[0].get_gridspec().get_width_ratios() == [3, 2]
+    assert [(a.get_subplotspec().rowspan.start, a.get_subplotspec().colspan.start) for a in axes] == [
+        (0, 0), (0, 1), (1, 0), (1, 1)]  # one row per file: the learning curve left, the cost so far right
+    left, right, tiny_left, tiny_right = axes
+
+    def moving(v, w):
+        return np.array([v[i - w:i].mean() for i in range(w, len(v) + 1)])
+
+    lines = left.get_lines()
+    assert [line.get_label() for line in lines] == [
+        "nncompress -6 (RNNME, online)", "adaptive order-2 (KT estimator)",
+        "gzip -9 (whole file, 3.10)", "xz -9e (whole file, 2.90)", "paq9a (whole file, 2.20)"]
+    for line, key in zip(lines, ("nncompress", "order2")):
+        assert line.get_xdata().tolist() == list(range(4, 8004, 2))
+        assert np.allclose(line.get_ydata(), moving(big["costs"][key], 4)[::2], rtol=0, atol=1e-9)
+    for line, value in zip(lines[2:], (3.1, 2.9, 2.2)):
+        assert list(line.get_ydata()) == [value, value] and list(line.get_xdata()) == [0, 1]
+    assert [line.get_linestyle() for line in lines[2:]] == [":", "--", "-."]  # the legend's only key to them
+    assert left.get_xlim() == (0, 8003) and left.get_ylim()[0] == 0
+    assert left.get_xscale() == "linear"
+    assert left.get_xlabel() == "position in file (bytes)"
+    assert left.get_ylabel() == "bits per byte (mean of last 4 bytes)"
+    assert left.get_title() == "big.txt: learning curve (8,003 bytes; nncompress 2.500 bpc overall)"
+    assert [t.get_text() for t in left.get_legend().get_texts()] == [line.get_label() for line in lines]
+
+    lines = right.get_lines()
+    assert [line.get_label() for line in lines] == ["nncompress -6", "adaptive order-2", "gzip -9 (3.10)",
+                                                   "xz -9e (2.90)", "paq9a (2.20)"]
+    for line, key in zip(lines, ("nncompress", "order2")):
+        x = line.get_xdata()
+        assert x[0] == 1 and x[-1] == 8003 and np.all(np.diff(x) > 0) and 1000 < len(x) <= 2000
+        so_far = np.cumsum(big["costs"][key]) / np.arange(1, 8004)
+        assert np.array_equal(line.get_ydata(), so_far[x - 1])
+    assert [list(line.get_ydata()) for line in lines[2:]] == [[3.1, 3.1], [2.9, 2.9], [2.2, 2.2]]
+    assert [line.get_linestyle() for line in lines[2:]] == [":", "--", "-."]
+    assert right.get_xscale() == "log" and right.get_xlim() == (1, 8003) and right.get_ylim() == (0, 9)
+    assert right.get_xlabel() == "first bytes of the file (log scale)"
+    assert right.get_ylabel() == "cumulative bits per byte"
+    assert right.get_title() == "cost so far, against the whole-file comparators"
+    assert [t.get_text() for t in right.get_legend().get_texts()] == [line.get_label() for line in lines]
+
+    assert [line.get_label() for line in tiny_left.get_lines()] == [
+        "nncompress -6 (RNNME, online)", "adaptive order-2 (KT estimator)", "xz -9e (whole file, 2.00)"]
+    assert tiny_left.get_lines()[0].get_xdata().tolist() == [1]
+    assert tiny_left.get_xlim() == (0, 1) and tiny_right.get_xlim() == (1, 2)
+    assert tiny_right.get_lines()[0].get_xdata().tolist() == [1]
+
+    saved.clear()
+    write_plot([big, empty, tiny], "d.png", max_files=1)
+    assert capsys.readouterr().err == "nncompress analyze: plotting the first 1 files only\n"
+    [(fig, _, _)] = saved
+    assert len(fig.axes) == 2 and fig.axes[0].get_ylabel() == "bits per byte (mean of last 80 bytes)"
+    with pytest.raises(ValueError, match=r"^nothing to plot \(empty files\)$"):
+        write_plot([empty], "e.png")
+    assert len(saved) == 1
+    write_plot([_curve_result("s", 10, {})], "f.png", window=4, max_files=1)  # exactly the limit: all shown
+    assert capsys.readouterr().err == ""
+    assert saved[-1][0].axes[0].get_lines()[0].get_xdata().tolist() == [4, 5, 6, 7, 8, 9, 10]
+    write_plot([_curve_result(str(i), 1, {}) for i in range(9)], "g.png")  # eight files by default
+    assert capsys.readouterr().err == "nncompress analyze: plotting the first 8 files only\n"
+    assert [a.get_title().split(":")[0] for a in saved[-1][0].axes[::2]] == [str(i) for i in range(8)]

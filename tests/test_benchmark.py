@@ -1366,3 +1366,107 @@ def test_bench_plot_option_draws_the_report(in_process_worker, tiny_files, tmp_p
     assert command.main([str(tiny_files[0]), "--with", "zlib", "--levels", "none", "--min-time", "0", "--plot", png,
                          "-q"]) == 0
     assert drawn == [("gzip", png)]
+
+
+@pytest.fixture
+def drawn_figures(monkeypatch):
+    """Each figure a chart saves, with where and at what resolution (nothing written: fast)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    saved = []
+    real_savefig = Figure.savefig
+
+    def record(fig, path, **kw):
+        saved.append((fig, path, kw))
+        if path == "render.png":  # drawn for real (in memory): an invalid style fails only here
+            png = io.BytesIO()
+            real_savefig(fig, png, **kw)
+            saved.append(png.getvalue())
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    return saved
+
+
+def test_the_bench_chart_shows_each_complete_total_in_its_sets_panel(drawn_figures):
+    """Which points, in which panel, on which axes, with which labels; the legend names every
+    available comparator in the colours of its points; the figure is saved once and closed."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.markers import MarkerStyle
+
+    from nncompress.benchmark import plot
+
+    rep = _sample_report()
+    plot.plot(rep, "render.png", title="T")
+    [(fig, path, kw), png] = drawn_figures
+    assert path == "render.png" and kw == {"dpi": 110} and not plt.fignum_exists(fig.number)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    totals = {(t["group"], t["compressor"]): t for t in rep.totals()}
+    axes = fig.axes
+    assert len(axes) == 2  # only "set" and "more" have a complete total; one row of two panels
+    assert [ax.get_subplotspec().get_geometry()[:2] for ax in axes] == [(1, 2)] * 2
+    legend_colours = {}
+    [legend] = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["gzip -9 (zlib)", "nncompress -1"]
+    assert legend._ncols == 2
+    legend_markers = {}
+    for handle, marker in zip(legend.legend_handles, "os"):
+        legend_colours[handle.get_label()] = handle.get_color()
+        legend_markers[handle.get_label()] = marker
+        assert handle.get_marker() == marker and handle.get_linestyle() == "None"
+        assert handle.get_markersize() == (11 if handle.get_label().startswith("nncompress") else 8)
+    for ax, group, comps, title in [(axes[0], "set", ["gzip"], "set (2 files)"),
+                                    (axes[1], "more", ["gzip", "nnc-1"], "more (1 file)")]:
+        assert ax.get_title() == title and ax.axison
+        assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+        assert ax.get_xlabel() == "compression speed (KB/s, log scale)"
+        assert ax.get_ylabel() == "bits per character (bpc)"
+        points = ax.collections
+        assert [p.get_label() for p in points] == [totals[(group, c)]["label"] for c in comps]
+        for p, c in zip(points, comps):
+            t = totals[(group, c)]
+            assert p.get_offsets().tolist() == [[t["comp_kbs"], t["bpc"]]]
+            assert p.get_sizes().tolist() == [130 if c.startswith("nnc-") else 60]
+            assert tuple(p.get_facecolor()[0]) == tuple(legend_colours[t["label"]])
+            style = MarkerStyle(legend_markers[t["label"]])  # each point has its legend entry's marker
+            assert np.array_equal(p.get_paths()[0].vertices,
+                                  style.get_path().transformed(style.get_transform()).vertices)
+    assert fig._suptitle.get_text() == ("T: bits per character vs compression speed, per corpus set "
+                                        "(lower = smaller, right = faster)")
+    assert len({tuple(c) for c in legend_colours.values()}) == 2
+
+
+def test_the_bench_chart_grid_hides_spare_panels_and_falls_back_to_the_first_set(drawn_figures):
+    from nncompress.benchmark import plot
+
+    rep = _sample_report()
+    rep.groups = {"g1": ["a.txt"], "g2": ["c.txt"], "g3": ["a.txt", "c.txt"], "g4": ["a.txt"]}
+    plot.plot(rep, "four.png")
+    fig = drawn_figures[-1][0]
+    assert [ax.get_subplotspec().get_geometry()[:2] for ax in fig.axes] == [(2, 3)] * 6
+    assert [ax.axison for ax in fig.axes] == [True] * 4 + [False] * 2
+    assert [ax.get_title() for ax in fig.axes[:4]] == ["g1 (1 file)", "g2 (1 file)", "g3 (2 files)", "g4 (1 file)"]
+    assert [len(ax.collections) for ax in fig.axes] == [2, 2, 2, 2, 0, 0]
+    assert fig._suptitle.get_text().startswith("nncompress bench: ")
+    rep.groups = {"none": ["lone.txt"], "other": ["d.txt"]}  # no complete total anywhere
+    plot.plot(rep, "empty.png")
+    fig = drawn_figures[-1][0]
+    assert len(fig.axes) == 1 and fig.axes[0].get_title() == "none (1 file)" and not fig.axes[0].collections
+
+
+def test_the_bench_chart_leaves_out_totals_without_a_bpc_or_a_speed(drawn_figures):
+    """A point needs both coordinates: a total with no speed (or a speed of 0, which a log axis
+    cannot show) or no bpc is not drawn."""
+    from nncompress.benchmark import plot
+
+    rep = _sample_report()
+    rep.groups = {"set": ["a.txt"]}
+    base = {"group": "set", "label": "x", "bpc": 2.0, "comp_kbs": 10.0}
+    rows = [base | {"compressor": "gzip", "label": "gzip -9 (zlib)"},
+            base | {"compressor": "nnc-1", "comp_kbs": None}, base | {"compressor": "nnc-1", "comp_kbs": 0.0},
+            base | {"compressor": "nnc-1", "bpc": None}]
+    rep.totals = lambda: rows
+    plot.plot(rep, "p.png")
+    [ax] = drawn_figures[-1][0].axes
+    assert [p.get_offsets().tolist() for p in ax.collections] == [[[10.0, 2.0]]]
