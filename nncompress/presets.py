@@ -165,6 +165,13 @@ _STRONG_E6 = ModelParams(**dict(
     contexts=_STRONG_E5_STEPS.contexts + (C.SENTENCE_WORD, C.NESTING_WORD, C.INDIRECT1, C.INDIRECT2)))
 
 
+# Level 8 (level 9's context-mixing part without the expert) with the same four contexts and
+# level 9's smaller mixer steps (bench/TUNING.md, round 6): 0.0005-0.04 bpc on every shared
+# file, ~15 % slower; ~410 MiB.
+_STRONG_CM_R6 = ModelParams(**dict(
+    _DEFAULT_R3.__dict__, contexts=_STRONG_E6.contexts, mixer_lr=1, mixer_lr_boost=16, final_lr=2))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -191,6 +198,7 @@ PRESETS = {
     21: Preset(9, _STRONG_E5_STEPS),
     # round 6
     22: Preset(9, _STRONG_E6),
+    23: Preset(8, _STRONG_CM_R6),
 }
 
 # Each level is the newest preset registered for it.

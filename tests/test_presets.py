@@ -41,6 +41,8 @@ FROZEN = {
     21: "b74ba35dbe8c5b7b",
     # round 6: level 9 with the sentence, nesting and indirect contexts
     22: "cb67c3d736e9c7eb",
+    # round 6: level 8 with the same contexts and level 9's mixer steps
+    23: "55805691aa4839fe",
 }
 
 
