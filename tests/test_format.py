@@ -56,7 +56,7 @@ def test_format_2_header_is_short():
 
 def test_format_2_override_mask_bounds():
     raw = bytearray(MAGIC_V2 + bytes([6 << 1]))
-    fmt.put_varint(raw, 1 << fmt.MAX_OVERRIDE_INDEX)
+    fmt.put_varint(raw, 1 << 64)  # a 64-bit mask names parameters 0..63
     raw += bytes([1]) * 65
     raw += __import__("struct").pack("<I", fmt.crc32(raw))
     with pytest.raises(NNCError) as info:
@@ -64,6 +64,8 @@ def test_format_2_override_mask_bounds():
     assert str(info.value) == "corrupt archive header: too many model parameters"
     with pytest.raises(ValueError):  # and the encoder never writes one
         fmt.Header(2, 0, (), 1 << 20, preset=6, overrides=((fmt.MAX_OVERRIDE_INDEX, 1),)).encode()
+    last = fmt.Header(2, 0, (), 1 << 20, preset=6, overrides=((63, 1),))
+    assert fmt.parse_header(last.encode())[0].overrides == ((63, 1),)
     from nncompress.model.params import ModelParams
     assert len(ModelParams.scalar_names()) <= fmt.MAX_OVERRIDE_INDEX
 
