@@ -170,17 +170,10 @@ class ModelParams:
             (0 <= self.rnnme_context_features < 1 << len(self.contexts)
              and not (self.rnnme_pure and self.rnnme_context_features),
              "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),
-            (self._rnnme_feature_count() <= rnnme_config.MAX_FEATURES,
+            (len(rnnme_config.from_model(self).features) <= rnnme_config.MAX_FEATURES,
              f"the RNNME expert takes at most {rnnme_config.MAX_FEATURES} direct-connection "
              "features (byte orders, word, match and context features together)"),
         ]
-
-    def _rnnme_feature_count(self) -> int:
-        # counted as rnnme_config.RNNMEParams.features counts them: context bits from 22 on
-        # have always been ignored there, so archives that set them still decode
-        return (bin(self.rnnme_features & 0xFF).count("1") + (self.rnnme_features >> 8 & 3)
-                + bin(self.rnnme_match_feature).count("1")
-                + bin(self.rnnme_context_features & ((1 << rnnme_config.MAX_FEATURES - 2) - 1)).count("1"))
 
     @classmethod
     def base_names(cls) -> list:
