@@ -29,9 +29,13 @@ SMALL = RNNMEParams(hidden=8, bptt=3, me_bits=10, orders=(1, 2, 3, 5, 7), word_f
 
 
 @pytest.mark.parametrize("float_bits", [32, 64])
-@pytest.mark.parametrize("variant", ["full", "plain", "sgd", "adam", "adamax"])
+@pytest.mark.parametrize("variant", ["full", "plain", "sgd", "adam", "adamax",
+                                     "lstm", "lstm-sgd", "lstm-adam", "lstm-plain"])
 def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
     params = dataclasses.replace(SMALL, float_bits=float_bits)
+    if variant.startswith("lstm"):  # the LSTM cell (rnnme_lstm); its gate errors are smaller
+        params = dataclasses.replace(params, cell=1, clip_milli=20)
+        variant = variant[5:] or "full"
     if variant in ("sgd", "adam", "adamax"):  # (full and plain use the default, AdaMax)
         params = dataclasses.replace(params, adam={"sgd": 0, "adam": 1, "adamax": 2}[variant])
     if variant == "plain":  # one input, no word features, no cap on the rates
@@ -48,6 +52,7 @@ def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
         fast.learn(byte)
         twin.learn(byte)
     np.testing.assert_array_equal(fast.arrays["w"], np.array(twin.w, dtype=fast.dtype))
+    np.testing.assert_array_equal(fast.arrays["u1"], np.array(twin.u1, dtype=fast.dtype))
     np.testing.assert_array_equal(fast.arrays["me"], np.array(twin.me, dtype=fast.dtype))
     # the input exercised the schedule's floor, and (full variant) the clip and the rate cap
     assert float(fast.arrays["fp"][rnnme.F_LR]) == pytest.approx(params.lr_min_micro * 1e-6, rel=1e-6)
@@ -122,9 +127,23 @@ def test_network_alone_learns_without_direct_connections():
     assert -np.log2(probs[5 * n :]).mean() < -np.log2(probs[:n]).mean() - 1.0
 
 
+def test_lstm_network_alone_learns_and_beats_the_tanh_cell_on_repeats():
+    # without direct connections only the recurrent state can predict: an LSTM that does not
+    # carry its cell state (or a wrong gradient) stays near the first copy's cost
+    n = len(TEXT)
+    costs = {}
+    for cell in (0, 1):
+        params = RNNMEParams(hidden=32, me_bits=0, lr_micro=20000, lr_min_micro=5000, adam=1, cell=cell)
+        probs = RNNME(params).run(TEXT * 6)
+        costs[cell] = (-np.log2(probs[:n]).mean(), -np.log2(probs[5 * n :]).mean())
+    first, last = costs[1]
+    assert last < first - 2.0
+    assert last < costs[0][1]
+
+
 @pytest.mark.parametrize("field, value", [("hidden", 0), ("bptt", 0), ("me_bits", 4),
                                           ("orders", (9,)), ("float_bits", 16),
-                                          ("word_feature", 3), ("input2", 2)])
+                                          ("word_feature", 3), ("input2", 2), ("cell", 2)])
 def test_invalid_parameters_are_rejected(field, value):
     with pytest.raises(ValueError):
         RNNME(dataclasses.replace(SMALL, **{field: value}))
@@ -156,14 +175,18 @@ import sys
 import numpy as np
 from nncompress.model.rnnme import RNNME, RNNMEParams
 data = open(sys.argv[1], 'rb').read()
-probs, dists = RNNME(RNNMEParams(hidden=32, me_bits=16, input2=1)).run(data, keep_dists=True)
-open(sys.argv[2], 'wb').write(probs.tobytes() + dists.tobytes())
+out = b''
+for cell in (0, 1):
+    probs, dists = RNNME(RNNMEParams(hidden=32, me_bits=16, input2=1, cell=cell)).run(data, keep_dists=True)
+    out += probs.tobytes() + dists.tobytes()
+open(sys.argv[2], 'wb').write(out)
 """
 
 
 def test_generic_cpu_target_gives_the_same_bits(tmp_path):
     # a scalar build (NUMBA_CPU_NAME=generic, no AVX) against this machine's vectorised one: the
     # loops that vectorise run across units, so each lane does the scalar code's operations
+    # (both cells: tanh, then LSTM)
     import os
     import subprocess
     import sys

@@ -86,6 +86,12 @@ class ModelParams:
     # the predictor's own contexts as direct-connection features, a bit mask over `contexts`
     rnnme_context_features: int = extension(0)
 
+    # ---- round 7 (issue 11): the expert's recurrent cell ----
+    rnnme_cell: int = extension(0)  # 0: the tanh cell of Mikolov's RNNME; 1: an LSTM cell
+    rnnme_adam: int = extension(0)  # the network's optimiser: 0 AdaMax (older headers), 1 Adam
+    rnnme_input2: int = extension(0)  # 1: the byte two back is a network input too
+    rnnme_word_input_bits: int = extension(0)  # > 0: an input row per hashed current word (2^bits rows)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -144,7 +150,8 @@ class ModelParams:
                         "rnnme_lr_min_micro", "rnnme_lr_half", "rnnme_inputs",
                         "rnnme_apm_weight", "rnnme_pure",
                         "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
-                        "rnnme_match_feature", "rnnme_context_features")
+                        "rnnme_match_feature", "rnnme_context_features", "rnnme_cell",
+                        "rnnme_adam", "rnnme_input2", "rnnme_word_input_bits")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -170,6 +177,10 @@ class ModelParams:
             (0 <= self.rnnme_context_features < 1 << len(self.contexts)
              and not (self.rnnme_pure and self.rnnme_context_features),
              "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),
+            (self.rnnme_cell in (0, 1), "rnnme_cell must be 0 (tanh) or 1 (LSTM)"),
+            (self.rnnme_adam in (0, 1), "rnnme_adam must be 0 (AdaMax) or 1 (Adam)"),
+            (self.rnnme_input2 in (0, 1), "rnnme_input2 must be 0 or 1"),
+            (0 <= self.rnnme_word_input_bits <= 24, "rnnme_word_input_bits must be in 0..24"),
             (len(rnnme_config.from_model(self).features) <= rnnme_config.MAX_FEATURES,
              f"the RNNME expert takes at most {rnnme_config.MAX_FEATURES} direct-connection "
              "features (byte orders, word, match and context features together)"),

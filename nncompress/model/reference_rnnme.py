@@ -36,6 +36,10 @@ class TwinRNNME:
         fast = initial_arrays(p)  # initial weights and constant tables only
         as_list = lambda name: [[float(v) for v in row] for row in fast[name]]  # noqa: E731
         self.h = p.hidden
+        # LSTM (cell 1): 4H gate pre-activations per input row; 7H values per stored step
+        # (h | c | tanh(c) | i | f | o | g, rnnme_lstm's layout)
+        self.gates = 4 * self.h if p.cell else self.h
+        self.width = 7 * self.h if p.cell else self.h
         self.u1, self.u2, self.uw, self.w = (as_list(k) for k in ("u1", "u2", "uw", "w"))
         self.vh = [[0.0] * 16 for _ in range(self.h)]
         self.bh = [0.0] * 16
@@ -55,7 +59,7 @@ class TwinRNNME:
         self.mask = (1 << p.me_bits) - 1 if p.me_bits else 0
         self.word_mask = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0
         # the block: states s[0..t], their hidden errors, and the inputs that produced them
-        self.states = [[0.0] * self.h]
+        self.states = [[0.0] * self.width]
         self.errors = [[0.0] * self.h]
         self.inputs = [(0, 0, 0)]
         self.history = []  # bytes seen
@@ -70,12 +74,12 @@ class TwinRNNME:
         zeros = lambda rows, cols: [[0.0] * cols for _ in range(rows)]  # noqa: E731
         self.moments = {}
         for name, rows in (("u1", self.u1), ("u2", self.u2), ("uw", self.uw), ("w", self.w)):
-            self.moments[name] = (zeros(len(rows), self.h), zeros(len(rows), self.h))
+            self.moments[name] = (zeros(len(rows), self.gates), zeros(len(rows), self.gates))
         self.moments["vh"] = (zeros(self.h, 16), zeros(self.h, 16))
         self.moments["bh"] = ([0.0] * 16, [0.0] * 16)
         self.moments["vl"] = tuple([zeros(self.h, 16) for _ in range(16)] for _ in range(2))
         self.moments["bl"] = (zeros(16, 16), zeros(16, 16))
-        self.grad_w = zeros(self.h, self.h)
+        self.grad_w = zeros(self.h, self.gates)
         self.b1, self.omb1 = float(fp[rnnme.F_B1]), float(fp[rnnme.F_1MB1])
         self.b2, self.omb2 = float(fp[rnnme.F_B2]), float(fp[rnnme.F_1MB2])
         self.eps = float(fp[rnnme.F_EPS])
@@ -96,6 +100,10 @@ class TwinRNNME:
 
     def _tanh(self, x):
         return self._table(self.act, rnnme.ACT_RANGE, rnnme.ACT_STEPS, x)
+
+    def _sigmoid(self, x):
+        r = self.r
+        return r(0.5 + r(0.5 * self._tanh(r(0.5 * x))))
 
     def _exp(self, x):
         return self._table(self.expt, rnnme.EXP_RANGE, rnnme.EXP_STEPS, x)
@@ -202,59 +210,124 @@ class TwinRNNME:
             for c in range(16):
                 self.me[base + c] = r(self.me[base + c] + r(rate * e[c]))
 
-    def _bptt(self):
+    def _clip(self, x):
+        if abs(x) > self.clip:
+            self.clips += 1
+        return min(max(x, -self.clip), self.clip)
+
+    def _step_inputs(self, t, d):
+        """Adam: the input rows of step t take their step; W's gradient gathers d x h(t-1)."""
+        r = self.r
+        for m in range(self.h):
+            sm = self.states[t - 1][m]
+            for k in range(self.gates):
+                self.grad_w[m][k] = r(self.grad_w[m][k] + r(d[k] * sm))
+        c1, c2, wrow = self.inputs[t]
+        mo = self.moments
+        self._adam(self.lr, self.u1[c1], mo["u1"][0][c1], mo["u1"][1][c1], d)
+        if self.p.input2:
+            self._adam(self.lr, self.u2[c2], mo["u2"][0][c2], mo["u2"][1][c2], d)
+        if self.word_mask:
+            self._adam(self.lr, self.uw[wrow], mo["uw"][0][wrow], mo["uw"][1][wrow], d)
+
+    def _sgd_inputs(self, t, d):
+        """SGD: W and the input rows of step t step along d."""
+        r = self.r
+        c1, c2, wrow = self.inputs[t]
+        dl = [r(self.lr * dk) for dk in d]
+        for m in range(self.h):
+            sm = self.states[t - 1][m]
+            for k in range(self.gates):
+                self.w[m][k] = r(self.w[m][k] + r(dl[k] * sm))
+        rows = [self.u1[c1]]
+        if self.p.input2:
+            rows.append(self.u2[c2])
+        if self.word_mask:
+            rows.append(self.uw[wrow])
+        for row in rows:
+            for k in range(self.gates):
+                row[k] = r(row[k] + dl[k])
+
+    def _end_block(self):
+        if self.p.adam:
+            mw, vw = self.moments["w"]
+            for m in range(self.h):
+                self._adam(self.lr, self.w[m], mw[m], vw[m], self.grad_w[m])
+                self.grad_w[m] = [0.0] * self.gates
+        self.states = [self.states[-1]]
+        self.errors = [[0.0] * self.h]
+        self.inputs = [self.inputs[-1]]
+
+    def _lstm_bptt(self):
+        """rnnme_lstm.bptt_block_lstm, plainly."""
         r = self.r
         h = self.h
-        steps = len(self.states) - 1
+        dhn = [0.0] * h
+        dcn = [0.0] * h
+        for t in range(len(self.states) - 1, 0, -1):
+            cur, prev = self.states[t], self.states[t - 1]
+            da = [0.0] * (4 * h)
+            for k in range(h):
+                dh = r(self.errors[t][k] + dhn[k])
+                tc, i, f, o, g = (cur[n * h + k] for n in (2, 3, 4, 5, 6))
+                dc = r(r(r(dh * o) * r(1.0 - r(tc * tc))) + dcn[k])
+                dcn[k] = r(dc * f)
+                da[k] = r(r(r(dc * g) * i) * r(1.0 - i))
+                da[h + k] = r(r(r(dc * prev[h + k]) * f) * r(1.0 - f))
+                da[2 * h + k] = r(r(r(dh * tc) * o) * r(1.0 - o))
+                da[3 * h + k] = r(r(dc * i) * r(1.0 - r(g * g)))
+            da = [self._clip(x) for x in da]
+            dhn = []
+            for m in range(h):
+                acc = 0.0
+                for j in range(4 * h):
+                    acc = r(acc + r(self.w[m][j] * da[j]))
+                dhn.append(acc)
+            if self.p.adam:
+                self._step_inputs(t, da)
+            else:
+                self._sgd_inputs(t, da)
+        self._end_block()
+
+    def _lstm_forward(self, a, prev):
+        """rnnme_lstm.forward_lstm's cell update from the pre-activations a (4H)."""
+        r = self.r
+        h = self.h
+        out = [0.0] * (7 * h)
+        for k in range(h):
+            i = self._sigmoid(a[k])
+            f = self._sigmoid(a[h + k])
+            o = self._sigmoid(a[2 * h + k])
+            g = self._tanh(a[3 * h + k])
+            c = r(r(f * prev[h + k]) + r(i * g))
+            tc = self._tanh(c)
+            out[k] = r(o * tc)
+            for n, value in ((1, c), (2, tc), (3, i), (4, f), (5, o), (6, g)):
+                out[n * h + k] = value
+        return out
+
+    def _bptt(self):
+        if self.p.cell:
+            return self._lstm_bptt()
+        r = self.r
+        h = self.h
         dn = [0.0] * h
-        for t in range(steps, 0, -1):
+        for t in range(len(self.states) - 1, 0, -1):
             d = []
             for k in range(h):
                 sk = self.states[t][k]
-                dk = r(r(self.errors[t][k] + dn[k]) * r(1.0 - r(sk * sk)))
-                if abs(dk) > self.clip:
-                    self.clips += 1
-                d.append(min(max(dk, -self.clip), self.clip))
+                d.append(self._clip(r(r(self.errors[t][k] + dn[k]) * r(1.0 - r(sk * sk)))))
             dn = []
             for m in range(h):
                 acc = 0.0
                 for k in range(h):
                     acc = r(acc + r(self.w[m][k] * d[k]))
                 dn.append(acc)
-            c1, c2, wrow = self.inputs[t]
             if self.p.adam:
-                for m in range(h):
-                    sm = self.states[t - 1][m]
-                    for k in range(h):
-                        self.grad_w[m][k] = r(self.grad_w[m][k] + r(d[k] * sm))
-                mo = self.moments
-                self._adam(self.lr, self.u1[c1], mo["u1"][0][c1], mo["u1"][1][c1], d)
-                if self.p.input2:
-                    self._adam(self.lr, self.u2[c2], mo["u2"][0][c2], mo["u2"][1][c2], d)
-                if self.word_mask:
-                    self._adam(self.lr, self.uw[wrow], mo["uw"][0][wrow], mo["uw"][1][wrow], d)
-                continue
-            dl = [r(self.lr * dk) for dk in d]
-            for m in range(h):
-                sm = self.states[t - 1][m]
-                for k in range(h):
-                    self.w[m][k] = r(self.w[m][k] + r(dl[k] * sm))
-            for k in range(h):
-                self.u1[c1][k] = r(self.u1[c1][k] + dl[k])
-            if self.p.input2:
-                for k in range(h):
-                    self.u2[c2][k] = r(self.u2[c2][k] + dl[k])
-            if self.word_mask:
-                for k in range(h):
-                    self.uw[wrow][k] = r(self.uw[wrow][k] + dl[k])
-        if self.p.adam:
-            mw, vw = self.moments["w"]
-            for m in range(h):
-                self._adam(self.lr, self.w[m], mw[m], vw[m], self.grad_w[m])
-                self.grad_w[m] = [0.0] * h
-        self.states = [self.states[-1]]
-        self.errors = [[0.0] * h]
-        self.inputs = [self.inputs[-1]]
+                self._step_inputs(t, d)
+            else:
+                self._sgd_inputs(t, d)
+        self._end_block()
 
     def learn(self, byte):
         r = self.r
@@ -287,8 +360,8 @@ class TwinRNNME:
         if self.word_mask:
             a = [r(ak + u) for ak, u in zip(a, self.uw[wrow])]
         for m in range(self.h):
-            for k in range(self.h):
+            for k in range(self.gates):
                 a[k] = r(a[k] + r(self.w[m][k] * s[m]))
-        self.states.append([self._tanh(ak) for ak in a])
+        self.states.append(self._lstm_forward(a, s) if self.p.cell else [self._tanh(ak) for ak in a])
         self.errors.append([0.0] * self.h)
         self.inputs.append((c1, c2, wrow))

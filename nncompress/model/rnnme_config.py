@@ -20,14 +20,15 @@ K_WORD_MASK = 5  # word-embedding rows - 1 (0: no word input)
 K_LR_HALF = 6  # learning rate halves after this many bytes (then thirds, ...)
 K_ADAM = 7  # 1: Adam steps for the network's weights, 0: plain SGD
 K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
-CONFIG_SIZE = 32
+K_CELL = 32  # round 7: 0 the tanh cell of Mikolov's RNNME, 1 an LSTM cell (rnnme_lstm)
+CONFIG_SIZE = 40
 WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
 WORD_PAIR_FEATURE = 33  # previous word + current partial word
 # branch expert4: features from the predictor's match model (R_MATCH; 0 in the standalone expert)
 MATCH_FEATURE = 34  # the match model's expected byte and length bucket
 MATCH_ORDER1_FEATURE = 35  # its expected byte (or none) and the previous byte
 CONTEXT_FEATURE = 64  # CONTEXT_FEATURE + i: the predictor's context i (its hash, st.ctx_hash[i])
-MAX_FEATURES = CONFIG_SIZE - K_FEATS
+MAX_FEATURES = 24  # slots K_FEATS .. K_FEATS + 23
 
 # ---- indices into the int64 register array -----------------------------------------------------
 R_POS = 0  # bytes learned
@@ -59,6 +60,7 @@ F_1MB1 = 13  # 1 - F_B1
 F_B2 = 14  # second-moment decay
 F_1MB2 = 15
 F_EPS = 16
+F_HALF = 17  # 0.5: sigmoid(x) = 1/2 + tanh(x/2)/2 (rnnme_lstm)
 FP_SIZE = 20
 ADAM_EPS = 1e-5
 
@@ -97,6 +99,7 @@ class RNNMEParams:
     adam_b2_milli: int = 999
     match_feature: int = 0  # branch expert4, bit mask: 1 MATCH_FEATURE, 2 MATCH_ORDER1_FEATURE
     context_features: int = 0  # branch expert4, bit mask: the predictor's contexts i as features
+    cell: int = 0  # round 7: 0 the tanh cell s = tanh(U x + W s), 1 an LSTM cell (rnnme_lstm)
 
     def validate(self) -> "RNNMEParams":
         checks = [
@@ -110,6 +113,7 @@ class RNNMEParams:
             (len(self.orders) + self.word_feature + bin(self.match_feature).count("1")
              + bin(self.context_features).count("1") <= MAX_FEATURES, "too many features"),
             (self.input2 in (0, 1), "input2 must be 0 or 1"),
+            (self.cell in (0, 1), "cell must be 0 (tanh) or 1 (LSTM)"),
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
             (self.lr_half >= 1, "lr_half must be >= 1"),
@@ -197,7 +201,9 @@ def from_model(p) -> RNNMEParams:
         me_lr_milli=p.rnnme_me_lr_milli or RNNMEParams.me_lr_milli,
         me_decay_milli=p.rnnme_me_decay_milli or RNNMEParams.me_decay_milli,
         me_min_milli=p.rnnme_me_min_milli or RNNMEParams.me_min_milli,
-        match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features)
+        match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features,
+        cell=p.rnnme_cell, adam=1 if p.rnnme_adam else 2, input2=p.rnnme_input2,
+        word_input_bits=p.rnnme_word_input_bits)
 
 
 _TABLES = {}
@@ -238,6 +244,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     cfg[K_LR_HALF] = p.lr_half
     cfg[K_ADAM] = p.adam
     cfg[K_FEATS : K_FEATS + len(feats)] = feats
+    cfg[K_CELL] = p.cell
     fp = np.zeros(FP_SIZE, dtype=dtype)
     fp[F_ONE] = 1.0
     fp[F_CLIP] = p.clip_milli / 1000.0
@@ -255,17 +262,25 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     fp[F_B2] = p.adam_b2_milli / 1000.0
     fp[F_1MB2] = (1000 - p.adam_b2_milli) / 1000.0
     fp[F_EPS] = ADAM_EPS
+    fp[F_HALF] = 0.5
     nw = 1 << p.word_input_bits if p.word_input_bits else 1
     w_scale = 1.0 / h  # keeps |W s| ~ O(0.5) at any size
+    # an LSTM's input and recurrent weights feed its four gates (input, forget, output, candidate:
+    # 4H columns); its block buffer keeps per step h, c, tanh(c) and the gates (rnnme_lstm)
+    gates = 4 * h if p.cell else h
+    state_width = 7 * h if p.cell else h
+    u1 = (deterministic_uniform(256 * gates, 11) * 0.5).astype(dtype).reshape(256, gates)
+    if p.cell:
+        u1[:, h : 2 * h] += 1  # forget gates start open (sigmoid(1) ~ 0.73), as usual for LSTMs
     a = dict(
         cfg=cfg,
         reg=np.zeros(REGISTER_SIZE, dtype=np.int64),
         fp=fp,
-        u1=(deterministic_uniform(256 * h, 11) * 0.5).astype(dtype).reshape(256, h),
-        u2=(deterministic_uniform((256 if p.input2 else 1) * h, 12) * 0.5).astype(dtype)
-        .reshape(-1, h),
-        uw=(deterministic_uniform(nw * h, 13) * 0.5).astype(dtype).reshape(nw, h),
-        w=(deterministic_uniform(h * h, 14) * w_scale).astype(dtype).reshape(h, h),
+        u1=u1,
+        u2=(deterministic_uniform((256 if p.input2 else 1) * gates, 12) * 0.5).astype(dtype)
+        .reshape(-1, gates),
+        uw=(deterministic_uniform(nw * gates, 13) * 0.5).astype(dtype).reshape(nw, gates),
+        w=(deterministic_uniform(h * gates, 14) * w_scale).astype(dtype).reshape(h, gates),
         vh=np.zeros((h, 16), dtype=dtype),
         bh=np.zeros(16, dtype=dtype),
         vl=np.zeros((16, h, 16), dtype=dtype),
@@ -273,7 +288,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
         me=np.zeros(1 << p.me_bits if p.me_bits else 16, dtype=dtype),
         me_n=np.zeros(max(1, (1 << p.me_bits) >> 4) if p.me_bits else 1, dtype=me_count_dtype),
         me_rate=build_me_rate_table(p, dtype),
-        hs=np.zeros((p.bptt + 2, h), dtype=dtype),
+        hs=np.zeros((p.bptt + 2, state_width), dtype=dtype),
         hg=np.zeros((p.bptt + 2, h), dtype=dtype),
         hx=np.zeros((p.bptt + 2, 3), dtype=np.int64),
         act=_shared_table("tanh", build_tanh_table, dtype),
@@ -285,7 +300,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
         ph=np.zeros(16, dtype=dtype),
         pl=np.zeros(16, dtype=dtype),
         # scratch rows for the kernels (they allocate nothing: see jit.OPTIONS)
-        scr=np.zeros((8, max(32, h, MAX_FEATURES)), dtype=dtype),
+        scr=np.zeros((8, max(32, gates, MAX_FEATURES)), dtype=dtype),
         scr64=np.zeros((2, 32), dtype=np.float64),
     )
     # Adam's moment estimates, one per weight (1-element placeholders under SGD); W's gradient

@@ -4,21 +4,12 @@ learn/predict verbs.  Deterministic as described in rnnme.py."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from .contexts import hash2 as mix32  # the model's own 32-bit hash of two values
 from .jit import kernel
+from .rnnme_ops import adam_row, table_exp, table_lookup, table_tanh  # noqa: F401
+from .rnnme_lstm import bptt_block_lstm, forward_lstm
 from .rnnme_config import (
-    F_1MB1,
-    F_1MB2,
-    F_ACT_LO,
-    F_ACT_STEPS,
-    F_B1,
-    F_B2,
     F_CLIP,
-    F_EPS,
-    F_EXP_LO,
-    F_EXP_STEPS,
     F_LR,
     F_LR0,
     F_LR_MIN,
@@ -28,6 +19,7 @@ from .rnnme_config import (
     F_ZERO,
     K_ADAM,
     K_BPTT,
+    K_CELL,
     K_FEATS,
     K_H,
     K_INPUT2,
@@ -52,60 +44,6 @@ from .rnnme_config import (
 )
 
 # ---- kernels ------------------------------------------------------------------------------------
-
-@kernel(inline=True)
-def table_lookup(fp, table, x, lo, steps):
-    """Linear interpolation in a table covering [-fp[lo], ...) at fp[steps] entries per unit;
-    below the range reads the first entry, above it the last."""
-    t = (x + fp[lo]) * fp[steps]
-    if t <= fp[F_ZERO]:
-        return table[0]
-    last = table.shape[0] - 2
-    ti = np.floor(t)  # exact, and stays in the table's float type
-    i = int(ti)
-    if i >= last:
-        return table[last]
-    f = t - ti
-    return table[i] + (table[i + 1] - table[i]) * f
-
-
-@kernel(inline=True)
-def table_tanh(fp, act, x):
-    return table_lookup(fp, act, x, F_ACT_LO, F_ACT_STEPS)
-
-
-@kernel(inline=True)
-def table_exp(fp, expt, x):
-    """exp(x) for x <= 0 (x below the table's range reads as its first entry)."""
-    return table_lookup(fp, expt, x, F_EXP_LO, F_EXP_STEPS)
-
-
-@kernel(inline=True)
-def adam_row(fp, lr, w, m, v, g, mode):
-    """One Adam step (ascent along g, no bias correction) for each element of a weight row;
-    mode 2 is AdaMax (v tracks max |g| instead of g^2: no square root at all)."""
-    b1 = fp[F_B1]
-    omb1 = fp[F_1MB1]
-    b2 = fp[F_B2]
-    omb2 = fp[F_1MB2]
-    eps = fp[F_EPS]
-    for i in range(w.shape[0]):
-        gi = g[i]
-        mi = b1 * m[i] + omb1 * gi
-        m[i] = mi
-        if mode == 2:
-            vi = b2 * v[i]
-            ag = abs(gi)
-            if ag > vi:
-                vi = ag
-            v[i] = vi
-            w[i] += (lr * mi) / (vi + eps)
-        else:
-            # sqrt is an IEEE-754 basic operation (correctly rounded everywhere), not libm
-            vi = b2 * v[i] + omb2 * (gi * gi)
-            v[i] = vi
-            w[i] += (lr * mi) / (np.sqrt(vi) + eps)
-
 
 @kernel
 def softmax16(fp, expt, z, p):
@@ -392,9 +330,14 @@ def learn_byte(st, byte):
     if lr < fp[F_LR_MIN]:
         lr = fp[F_LR_MIN]
     fp[F_LR] = lr
-    if t >= cfg[K_BPTT]:
-        bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr)
-    forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr)
+    if cfg[K_CELL]:
+        if t >= cfg[K_BPTT]:
+            bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr)
+        forward_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr)
+    else:
+        if t >= cfg[K_BPTT]:
+            bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr)
+        forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr)
     feature_hashes(cfg, reg, fh)
 
 
