@@ -67,8 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="cm", metavar="NAME[,OPT=V...]",
                         help="cm: context mixing at the chosen level (default); rnnme: the RNNME "
                              "network alone, options hidden=64, me=24 (direct-connection table, "
-                             "2^me weights), orders=1-6, word=1, bptt=8, e.g. "
-                             "--model=rnnme,hidden=32,me=22")
+                             "2^me weights), orders=1-6, word=1, bptt=8, cell=tanh (or lstm), "
+                             "e.g. --model=rnnme,hidden=32,me=22,cell=lstm")
     parser.add_argument("--json", action="store_true", help="with -l: machine-readable output")
     add_parallel_options(parser)
     parser.add_argument("-S", "--suffix", default=SUFFIX, help=f"suffix (default {SUFFIX})")

@@ -248,22 +248,32 @@ MODELS = ("cm", "rnnme")  # the CLI's --model: context mixing (the levels), or t
 
 # the pure RNNME compressor's defaults (bench/NEURAL.md: H 64, 2^24 direct-connection weights,
 # byte orders 1-6 and the current word)
-RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8)
+RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8, cell=0)
+RNNME_CELLS = {"tanh": 0, "lstm": 1}
+
+# round 7: the LSTM cell's settings (bench/NEURAL.md, "Round 7"): Adam at a larger step than the
+# tanh cell's AdaMax, and the byte two back and the current word as inputs beside the last byte
+LSTM_FIELDS = dict(rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_bits=14,
+                   rnnme_lr_micro=5000, rnnme_lr_min_micro=1000)
 
 
 def rnnme_fields(hidden: int = 16, me_bits: int = 22, orders=(1, 2, 3, 4, 5, 6), word: int = 1,
-                 bptt: int = 8) -> dict:
-    """The ModelParams fields of an RNNME expert (learning rates as measured in bench/NEURAL.md)."""
+                 bptt: int = 8, cell: int = 0) -> dict:
+    """The ModelParams fields of an RNNME expert (learning rates as measured in bench/NEURAL.md);
+    cell 1: the LSTM cell with LSTM_FIELDS."""
     from .model.rnnme_config import features_mask
 
-    return dict(rnnme_hidden=hidden, rnnme_bptt=bptt, rnnme_me_bits=me_bits,
-                rnnme_features=features_mask(tuple(orders), word), rnnme_lr_micro=2000,
-                rnnme_lr_min_micro=300, rnnme_lr_half=100000)
+    fields = dict(rnnme_hidden=hidden, rnnme_bptt=bptt, rnnme_me_bits=me_bits,
+                  rnnme_features=features_mask(tuple(orders), word), rnnme_lr_micro=2000,
+                  rnnme_lr_min_micro=300, rnnme_lr_half=100000)
+    if cell:
+        fields.update(LSTM_FIELDS)
+    return fields
 
 
 def rnnme_params(**options) -> ModelParams:
     """The pure RNNME compressor (no context mixing): RNNME_DEFAULTS updated by options (hidden,
-    me_bits, orders, word, bptt).  The context-mixing part is left at its smallest sizes, unused."""
+    me_bits, orders, word, bptt, cell).  The context-mixing part is left at its smallest sizes, unused."""
     settings = dict(RNNME_DEFAULTS)
     unknown = set(options) - set(settings)
     if unknown:
@@ -278,7 +288,7 @@ def rnnme_params(**options) -> ModelParams:
 
 def parse_model(spec: str) -> ModelParams | None:
     """--model: "cm" (None: the level decides) or "rnnme[,hidden=N][,me_bits=N][,orders=1-6]
-    [,word=0|1|2][,bptt=N]" (xz-style options after the model's name)."""
+    [,word=0|1|2][,bptt=N][,cell=tanh|lstm]" (xz-style options after the model's name)."""
     name, *options = spec.split(",")
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODELS)})")
@@ -296,6 +306,10 @@ def parse_model(spec: str) -> ModelParams | None:
             settings[key] = tuple(range(int(lo), int(hi or lo) + 1))
         elif key == "me":
             settings["me_bits"] = int(value)
+        elif key == "cell":
+            if value not in RNNME_CELLS:
+                raise ValueError(f"RNNME cell must be one of {', '.join(RNNME_CELLS)}, not {value!r}")
+            settings[key] = RNNME_CELLS[value]
         else:
             settings[key] = int(value)
     return rnnme_params(**settings)

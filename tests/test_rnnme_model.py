@@ -61,8 +61,21 @@ def test_pure_rnnme_round_trips_through_the_cli(tmp_path, sample_text, capsys):
     assert path.read_bytes() == sample_text[:4000]
 
 
+def test_pure_rnnme_with_the_lstm_cell_round_trips(sample_text):
+    spec = "rnnme,hidden=8,me=12,cell=lstm"
+    params = parse_model(spec)
+    assert params.rnnme_cell == 1 and params.rnnme_adam == 1 and params.rnnme_hidden == 8
+    assert parse_model("rnnme,hidden=8,me=12,cell=tanh").rnnme_cell == 0
+    data = sample_text[:3000]
+    archive = nncompress.compress(data, model=spec)
+    assert stream_params(archive).rnnme_cell == 1
+    assert nncompress.decompress(archive) == data
+    assert archive != nncompress.compress(data, model="rnnme,hidden=8,me=12")
+
+
 @pytest.mark.parametrize("spec", ["lstm", "rnnme,hidden", "rnnme,colour=3", "rnnme,orders=0-3",
-                                  "rnnme,hidden=0", "rnnme,me=5", "cm,hidden=3"])
+                                  "rnnme,hidden=0", "rnnme,me=5", "cm,hidden=3",
+                                  "rnnme,cell=gru", "rnnme,cell=1"])
 def test_bad_model_specs_are_rejected(spec, tmp_path, capsys):
     with pytest.raises(ValueError):
         parse_model(spec)
