@@ -4,6 +4,7 @@ Mikolov's RNNME (thesis, chapter 7) for bytes:
 
 * hidden state s(t) = tanh(U1[c1] + U2[c2] + Uw[word] + W s(t-1)) of H units, where c1 and c2 are
   the previous two bytes (U2 optional) and `word` a hash of the current partial word (Uw optional);
+  or (RNNMEParams.cell = 1) an LSTM cell over the same inputs (rnnme_lstm.py);
 * a class-factorised softmax over all 256 bytes: P(byte) = P(high nibble | s) * P(low nibble |
   high nibble, s).  The high nibble is the class (16 classes by high nibble), so each byte costs
   32 x H output weights instead of 256 x H, and every byte trains the outputs once;
