@@ -62,9 +62,12 @@ BREAKS = {
             'OPTIONS = dict(fastmath=False,', 'OPTIONS = dict(fastmath={"contract"},',
             TESTS + CROSS_TARGET),
     "rnnme": ("byte-level RNN with maximum-entropy features (rnnme): Adam's denominator doubles "
-              "its epsilon", MODEL + "rnnme_kernels.py",
+              "its epsilon", MODEL + "rnnme_ops.py",
               "w[i] += (lr * mi) / (np.sqrt(vi) + eps)", "w[i] += (lr * mi) / (np.sqrt(vi) + eps + eps)",
               [["tests/test_rnnme.py", "-k", "twin"]]),
+    "lstm": ("the expert's LSTM cell (rnnme_lstm): the cell error skips the forget gate on its way "
+             "back", MODEL + "rnnme_lstm.py", "dcn[k] = dc * f", "dcn[k] = dc",
+             [["tests/test_rnnme.py", "-k", "twin"]]),
 }
 
 

@@ -175,6 +175,19 @@ def test_hostile_model_parameters_refused_without_allocating(monkeypatch):
         StreamEncoder(params=huge)
 
 
+def test_hostile_expert_sizes_refused_without_allocating(monkeypatch):
+    # the expert's word input rows (2^24 rows of 4 x 1024 LSTM gate weights, and two Adam
+    # moments each: 768 GiB) are sized from the header too; estimating them must not build them
+    import dataclasses
+
+    huge = dataclasses.replace(params_for_level(9), rnnme_hidden=1024, rnnme_cell=1,
+                               rnnme_word_input_bits=24)
+    assert model_memory(huge) > 700 << 30
+    monkeypatch.setattr(codec, "Predictor", lambda *args: pytest.fail("allocated"))
+    with pytest.raises(NNCError, match="limit"):
+        BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100))
+
+
 def test_largest_preset_is_within_the_limit():
     assert max(model_memory(params_for_level(level)) for level in range(1, 10)) <= MAX_MODEL_MEMORY
 

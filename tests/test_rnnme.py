@@ -53,6 +53,8 @@ def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
         twin.learn(byte)
     np.testing.assert_array_equal(fast.arrays["w"], np.array(twin.w, dtype=fast.dtype))
     np.testing.assert_array_equal(fast.arrays["u1"], np.array(twin.u1, dtype=fast.dtype))
+    np.testing.assert_array_equal(fast.arrays["u2"], np.array(twin.u2, dtype=fast.dtype))
+    np.testing.assert_array_equal(fast.arrays["uw"], np.array(twin.uw, dtype=fast.dtype))
     np.testing.assert_array_equal(fast.arrays["me"], np.array(twin.me, dtype=fast.dtype))
     # the input exercised the schedule's floor, and (full variant) the clip and the rate cap
     assert float(fast.arrays["fp"][rnnme.F_LR]) == pytest.approx(params.lr_min_micro * 1e-6, rel=1e-6)
@@ -139,6 +141,64 @@ def test_lstm_network_alone_learns_and_beats_the_tanh_cell_on_repeats():
     first, last = costs[1]
     assert last < first - 2.0
     assert last < costs[0][1]
+
+
+@pytest.mark.parametrize("cell", [0, 1])
+def test_bptt_updates_are_the_gradient_by_finite_differences(cell):
+    # The twin copies the kernels operation for operation, so a wrong derivative in both would
+    # pass the bit-for-bit test.  Here the twin runs in float64 with exact activations; a block
+    # of steps from a non-zero state, with fixed output errors e(t) on h(t), defines
+    # J = sum_t e(t) . h(t), and one SGD step of a tiny rate must move every input row and
+    # recurrent weight by rate x dJ/dweight, which central differences measure independently.
+    import copy
+    import math
+    import random
+
+    from nncompress.model.reference_rnnme import TwinRNNME
+
+    h, steps = 3, 5
+    params = RNNMEParams(cell=cell, hidden=h, bptt=steps, me_bits=0, orders=(), word_feature=0,
+                         adam=0, float_bits=64, clip_milli=10**9)
+    twin = TwinRNNME(params)
+    twin._tanh = math.tanh
+    twin._sigmoid = lambda x: 1.0 / (1.0 + math.exp(-x))
+    rng = random.Random(5)
+    start = [rng.uniform(-0.8, 0.8) for _ in range(twin.width)]
+    inputs = [65, 66, 65, 67, 66]
+    errors = [[0.0] * h] + [[rng.uniform(-1, 1) for _ in range(h)] for _ in range(steps)]
+
+    def run(u1, w):
+        state, total, states = start, 0.0, [start]
+        for t, c1 in enumerate(inputs, 1):
+            a = list(u1[c1])
+            for m in range(h):
+                for k in range(twin.gates):
+                    a[k] += w[m][k] * state[m]
+            state = twin._lstm_forward(a, state) if cell else [math.tanh(x) for x in a]
+            states.append(state)
+            total += sum(e * v for e, v in zip(errors[t], state[:h]))
+        return total, states
+
+    u1, w = copy.deepcopy(twin.u1), copy.deepcopy(twin.w)
+    twin.states = run(u1, w)[1]
+    twin.errors = errors
+    twin.inputs = [(0, 0, 0)] + [(c, 0, 0) for c in inputs]
+    twin.lr = rate = 1e-9
+    twin._bptt()
+    eps = 1e-6
+    for name, before, after in (("u1", u1, twin.u1), ("w", w, twin.w)):
+        rows = (65, 66, 67) if name == "u1" else range(h)
+        for row in rows:
+            for col in range(twin.gates):
+                up, down = copy.deepcopy(before), copy.deepcopy(before)
+                up[row][col] += eps
+                down[row][col] -= eps
+                if name == "u1":
+                    numeric = (run(up, w)[0] - run(down, w)[0]) / (2 * eps)
+                else:
+                    numeric = (run(u1, up)[0] - run(u1, down)[0]) / (2 * eps)
+                analytic = (after[row][col] - before[row][col]) / rate
+                assert analytic == pytest.approx(numeric, abs=1e-5), (name, row, col)
 
 
 @pytest.mark.parametrize("field, value", [("hidden", 0), ("bptt", 0), ("me_bits", 4),

@@ -173,6 +173,18 @@ def test_invalid_expert_settings_are_rejected(changes):
         dataclasses.replace(params_for_level(1), **changes).validate()
 
 
+@pytest.mark.parametrize("field, bad", [("rnnme_cell", 2), ("rnnme_adam", 2), ("rnnme_input2", 2),
+                                        ("rnnme_word_input_bits", 25), ("rnnme_word_input_bits", -1)])
+def test_invalid_lstm_settings_are_rejected(field, bad):
+    top = params_for_level(9)
+    good = {"rnnme_cell": 1, "rnnme_adam": 1, "rnnme_input2": 1, "rnnme_word_input_bits": 24}[field]
+    dataclasses.replace(top, **{field: good}).validate()
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(top, **{field: bad}).validate()
+    with pytest.raises(ValueError):  # an expert setting without an expert
+        dataclasses.replace(params_for_level(1), **{field: good}).validate()
+
+
 def test_rnnme_selector_needs_the_expert():
     from nncompress.model.kinds import Selector, selector_mask
 

@@ -88,7 +88,7 @@ class TwinRNNME:
     def _table(self, table, lo, steps, x):
         r = self.r
         t = r(r(x + lo) * steps)
-        if t <= 0.0:
+        if not t > 0.0:
             return table[0]
         last = len(table) - 2
         ti = float(math.floor(t))

@@ -15,7 +15,7 @@ def table_lookup(fp, table, x, lo, steps):
     """Linear interpolation in a table covering [-fp[lo], ...) at fp[steps] entries per unit;
     below the range reads the first entry, above it the last."""
     t = (x + fp[lo]) * fp[steps]
-    if t <= fp[F_ZERO]:
+    if not t > fp[F_ZERO]:  # (a NaN reads the first entry too, never an index out of the table)
         return table[0]
     last = table.shape[0] - 2
     ti = np.floor(t)  # exact, and stays in the table's float type

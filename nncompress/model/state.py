@@ -120,13 +120,20 @@ class Dims:
 
     @cached_property
     def rnnme_shapes(self) -> dict:
-        """The same arrays' shapes without allocating the direct-connection table."""
+        """The same arrays' shapes without allocating the two tables a header sizes by a power of
+        two (direct connections, word input rows): a hostile header is refused by its size
+        (codec's memory limit) before anything that size exists."""
         expert = rnnme_config.from_model(self.params)
-        small = rnnme_config.initial_arrays(replace(expert, me_bits=0), np.int32)
+        small = rnnme_config.initial_arrays(replace(expert, me_bits=0, word_input_bits=0), np.int32)
         shapes = {name: a.shape for name, a in small.items()}
         if expert.me_bits:
             shapes["me"] = (1 << expert.me_bits,)
             shapes["me_n"] = (max(1, (1 << expert.me_bits) >> 4),)
+        if expert.word_input_bits:
+            rows = (1 << expert.word_input_bits, shapes["uw"][1])
+            shapes["uw"] = rows
+            if expert.adam:  # (the moments are 1-element placeholders under SGD)
+                shapes["muw"] = shapes["vuw"] = rows
         return shapes
 
 
