@@ -180,9 +180,13 @@ LSTM_FIELDS = dict(rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_
                    rnnme_lr_micro=5000, rnnme_lr_min_micro=1000)
 
 # Level 9 with the expert's four tanh units replaced by 32 LSTM cells trained over 16-byte blocks
-# (bench/NEURAL.md, "Round 7"): 0.0003-0.004 bpc on every shared file, 0.035 on the Korean text;
-# about a fifth slower; +2 MiB.
-_STRONG_E7 = ModelParams(**dict(_STRONG_E6.__dict__, **LSTM_FIELDS, rnnme_hidden=32, rnnme_bptt=16))
+# (bench/NEURAL.md, "Round 7": 0.0003-0.004 bpc on every shared file, 0.03 on the Korean text,
+# about a fifth slower), and three changes to the context-mixing part that paid once re-screened
+# (bench/TUNING.md, round 7, row 260: 0.0015-0.009 on 16 files): APMs at rate 1/64, matches of
+# 16 bytes or more, order 12 as a 25th context.  ~1 GiB.
+_STRONG_E7 = ModelParams(**dict(
+    _STRONG_E6.__dict__, **LSTM_FIELDS, rnnme_hidden=32, rnnme_bptt=16,
+    apm_rate=6, match_min=16, contexts=_STRONG_E6.contexts + (C.ORDER12,)))
 
 
 @dataclass(frozen=True)
