@@ -1,6 +1,6 @@
 """Ablation of the RNNME expert (issue 11): each file compressed through the real API (container
 included) at level 9 with the expert (the preset) and without it (the same parameters, expert
-off), and by the pure RNNME model; bpc, KB/s and KB per CPU second both ways, peak memory (the
+off), and by the pure RNNME model (`pure`: tanh cell, `pure-lstm`: LSTM cell); bpc, KB/s and KB per CPU second both ways, peak memory (the
 worker process's maximum resident set).  One worker process per measurement, `-j N` at once.
 
     NNC_CORPORA=/path/to/corpora python bench/rnnme_ablation.py -j 2 alice29.txt book2 \
@@ -31,6 +31,8 @@ if variant == 'without':
     p = dataclasses.replace(p, mixer_select=p.mixer_select & ~(1 << 8), **off)
 elif variant == 'pure':
     p = rnnme_params()
+elif variant == 'pure-lstm':
+    p = rnnme_params(cell=1)
 nncompress.decompress(nncompress.compress(b'warm-up: compile or load the kernels. ' * 8, params=p))
 w, c = time.perf_counter(), time.process_time()
 archive = nncompress.compress(data, params=p)
