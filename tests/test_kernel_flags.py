@@ -24,7 +24,7 @@ LIBM_ALLOWED = {
     ("predictor.py", "byte_distributions"),  # code lengths in bits (np.log2), not in the coding path
     # Adam's square root: IEEE 754 requires sqrt correctly rounded (one instruction on x86-64 and
     # aarch64, no libm), so it is as deterministic as + - * /; test_rnnme's twin checks it bit for bit
-    ("rnnme_kernels.py", "adam_row"),
+    ("rnnme_ops.py", "adam_row"),
     ("reference_rnnme.py", "_adam"),  # the same square root in the expert's plain-Python twin
 }
 
