@@ -248,6 +248,17 @@ class TwinRNNME:
             for k in range(self.gates):
                 row[k] = r(row[k] + dl[k])
 
+    def _back_through_w(self, d):
+        """The error reaching h(t - 1): W d, each unit's sum in column order (before W's step)."""
+        r = self.r
+        out = []
+        for m in range(self.h):
+            acc = 0.0
+            for j in range(self.gates):
+                acc = r(acc + r(self.w[m][j] * d[j]))
+            out.append(acc)
+        return out
+
     def _end_block(self):
         if self.p.adam:
             mw, vw = self.moments["w"]
@@ -277,12 +288,7 @@ class TwinRNNME:
                 da[2 * h + k] = r(r(r(dh * tc) * o) * r(1.0 - o))
                 da[3 * h + k] = r(r(dc * i) * r(1.0 - r(g * g)))
             da = [self._clip(x) for x in da]
-            dhn = []
-            for m in range(h):
-                acc = 0.0
-                for j in range(4 * h):
-                    acc = r(acc + r(self.w[m][j] * da[j]))
-                dhn.append(acc)
+            dhn = self._back_through_w(da)
             if self.p.adam:
                 self._step_inputs(t, da)
             else:
@@ -317,12 +323,7 @@ class TwinRNNME:
             for k in range(h):
                 sk = self.states[t][k]
                 d.append(self._clip(r(r(self.errors[t][k] + dn[k]) * r(1.0 - r(sk * sk)))))
-            dn = []
-            for m in range(h):
-                acc = 0.0
-                for k in range(h):
-                    acc = r(acc + r(self.w[m][k] * d[k]))
-                dn.append(acc)
+            dn = self._back_through_w(d)
             if self.p.adam:
                 self._step_inputs(t, d)
             else:

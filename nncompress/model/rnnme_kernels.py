@@ -7,6 +7,7 @@ from __future__ import annotations
 from .contexts import hash2 as mix32  # the model's own 32-bit hash of two values
 from .jit import kernel
 from .rnnme_ops import adam_row, table_exp, table_lookup, table_tanh  # noqa: F401
+from .rnnme_ops import end_block, input_sum, step_weights
 from .rnnme_lstm import bptt_block_lstm, forward_lstm
 from .rnnme_config import (
     F_CLIP,
@@ -22,11 +23,9 @@ from .rnnme_config import (
     K_CELL,
     K_FEATS,
     K_H,
-    K_INPUT2,
     K_LR_HALF,
     K_ME_MASK,
     K_NFEAT,
-    K_WORD_MASK,
     CONTEXT_FEATURE,
     MASK32,
     MATCH_FEATURE,
@@ -195,8 +194,6 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
     W and the input rows; then start a new block from the last state.  SGD updates W at each
     step (after propagating through it); Adam sums W's gradient over the block and steps once,
     and steps each input row at each step."""
-    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
-    adam = cfg[K_ADAM]
     nh = cfg[K_H]
     steps = reg[R_T]
     lr = fp[F_LR]
@@ -222,48 +219,8 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
             for k in range(nh):
                 acc += w[m, k] * d[k]
             dn[m] = acc
-        if adam:
-            for m in range(nh):
-                sm = hs[t - 1, m]
-                for k in range(nh):
-                    gw[m, k] += d[k] * sm
-            c1 = hx[t, 0]
-            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d, adam)
-            if cfg[K_INPUT2]:
-                c2 = hx[t, 1]
-                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d, adam)
-            if cfg[K_WORD_MASK]:
-                wr = hx[t, 2]
-                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d, adam)
-            continue
-        for k in range(nh):
-            dl[k] = lr * d[k]
-        for m in range(nh):
-            sm = hs[t - 1, m]
-            for k in range(nh):
-                w[m, k] += dl[k] * sm
-        row = u1[hx[t, 0]]
-        for k in range(nh):
-            row[k] += dl[k]
-        if cfg[K_INPUT2]:
-            row = u2[hx[t, 1]]
-            for k in range(nh):
-                row[k] += dl[k]
-        if cfg[K_WORD_MASK]:
-            row = uw[hx[t, 2]]
-            for k in range(nh):
-                row[k] += dl[k]
-    if adam:
-        for m in range(nh):
-            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m], adam)
-            for k in range(nh):
-                gw[m, k] = fp[F_ZERO]
-    for k in range(nh):
-        hs[0, k] = hs[steps, k]
-    for t in range(steps + 1):
-        for k in range(nh):
-            hg[t, k] = fp[F_ZERO]
-    reg[R_T] = 0
+        step_weights(cfg, fp, lr, u1, u2, uw, w, opt, hx[t], hs[t - 1], d, dl)
+    end_block(cfg, reg, fp, lr, w, opt, hs, hg)
 
 
 @kernel
@@ -271,27 +228,14 @@ def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     """s(t+1) = tanh(U1[c1] + U2[c2] + Uw[word] + sum_m W[m, .] s(t)[m]) into the block buffer."""
     nh = cfg[K_H]
     t = reg[R_T]
-    c1 = reg[R_C4] & 0xFF
-    c2 = (reg[R_C4] >> 8) & 0xFF
-    wrow = reg[R_WORD] & cfg[K_WORD_MASK]
     a = scr[7, :nh]
-    for k in range(nh):
-        a[k] = u1[c1, k]
-    if cfg[K_INPUT2]:
-        for k in range(nh):
-            a[k] += u2[c2, k]
-    if cfg[K_WORD_MASK]:
-        for k in range(nh):
-            a[k] += uw[wrow, k]
+    input_sum(cfg, reg, u1, u2, uw, hx, a)
     for m in range(nh):
         sm = hs[t, m]
         for k in range(nh):
             a[k] += w[m, k] * sm
     for k in range(nh):
         hs[t + 1, k] = table_tanh(fp, act, a[k])
-    hx[t + 1, 0] = c1
-    hx[t + 1, 1] = c2
-    hx[t + 1, 2] = wrow
     reg[R_T] = t + 1
 
 

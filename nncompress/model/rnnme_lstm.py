@@ -21,9 +21,8 @@ pure-Python twin is reference_rnnme.TwinRNNME (`_lstm_forward`, `_lstm_bptt`).
 from __future__ import annotations
 
 from .jit import kernel
-from .rnnme_config import F_CLIP, F_HALF, F_LR, F_ONE, F_ZERO, K_ADAM, K_H, K_INPUT2, K_WORD_MASK
-from .rnnme_config import R_C4, R_T, R_WORD
-from .rnnme_ops import adam_row, table_tanh
+from .rnnme_config import F_CLIP, F_HALF, F_LR, F_ONE, F_ZERO, K_H, R_T
+from .rnnme_ops import end_block, input_sum, step_weights, table_tanh
 
 
 @kernel(inline=True)
@@ -36,24 +35,13 @@ def table_sigmoid(fp, act, x):
 def forward_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     """h(t+1), c(t+1) and the gates into the block buffer (layout in the module docstring)."""
     nh = cfg[K_H]
-    ng = 4 * nh
     t = reg[R_T]
-    c1 = reg[R_C4] & 0xFF
-    c2 = (reg[R_C4] >> 8) & 0xFF
-    wrow = reg[R_WORD] & cfg[K_WORD_MASK]
-    a = scr[7, :ng]
-    for j in range(ng):
-        a[j] = u1[c1, j]
-    if cfg[K_INPUT2]:
-        for j in range(ng):
-            a[j] += u2[c2, j]
-    if cfg[K_WORD_MASK]:
-        for j in range(ng):
-            a[j] += uw[wrow, j]
+    a = scr[7, : 4 * nh]
+    input_sum(cfg, reg, u1, u2, uw, hx, a)
     prev = hs[t]
     for m in range(nh):
         hm = prev[m]
-        for j in range(ng):
+        for j in range(4 * nh):
             a[j] += w[m, j] * hm
     nxt = hs[t + 1]
     for k in range(nh):
@@ -70,19 +58,14 @@ def forward_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
         nxt[4 * nh + k] = f
         nxt[5 * nh + k] = o
         nxt[6 * nh + k] = g
-    hx[t + 1, 0] = c1
-    hx[t + 1, 1] = c2
-    hx[t + 1, 2] = wrow
     reg[R_T] = t + 1
 
 
 @kernel
 def bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
     """Back-propagate the block's output errors (hg) through the LSTM, newest step first; weight
-    updates as rnnme_kernels.bptt_block (SGD at each step; Adam: W's gradient summed over the
-    block, the input rows stepped at each step).  The pre-activation errors are clipped."""
-    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
-    adam = cfg[K_ADAM]
+    updates as rnnme_kernels.bptt_block (rnnme_ops.step_weights, rnnme_ops.end_block).  The
+    pre-activation errors are clipped."""
     nh = cfg[K_H]
     ng = 4 * nh
     steps = reg[R_T]
@@ -95,6 +78,7 @@ def bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
         dhn[k] = fp[F_ZERO]
         dcn[k] = fp[F_ZERO]
     da = scr[6, :ng]
+    dl = scr[3, :ng]  # (free here: the softmax's scratch row)
     for t in range(steps, 0, -1):
         cur = hs[t]
         prev = hs[t - 1]
@@ -122,43 +106,5 @@ def bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
             for j in range(ng):
                 acc += w[m, j] * da[j]
             dhn[m] = acc
-        if adam:
-            for m in range(nh):
-                hm = prev[m]
-                for j in range(ng):
-                    gw[m, j] += da[j] * hm
-            c1 = hx[t, 0]
-            adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], da, adam)
-            if cfg[K_INPUT2]:
-                c2 = hx[t, 1]
-                adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], da, adam)
-            if cfg[K_WORD_MASK]:
-                wr = hx[t, 2]
-                adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], da, adam)
-            continue
-        for m in range(nh):
-            hm = prev[m]
-            for j in range(ng):
-                w[m, j] += lr * da[j] * hm
-        row = u1[hx[t, 0]]
-        for j in range(ng):
-            row[j] += lr * da[j]
-        if cfg[K_INPUT2]:
-            row = u2[hx[t, 1]]
-            for j in range(ng):
-                row[j] += lr * da[j]
-        if cfg[K_WORD_MASK]:
-            row = uw[hx[t, 2]]
-            for j in range(ng):
-                row[j] += lr * da[j]
-    if adam:
-        for m in range(nh):
-            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m], adam)
-            for j in range(ng):
-                gw[m, j] = fp[F_ZERO]
-    for k in range(hs.shape[1]):
-        hs[0, k] = hs[steps, k]
-    for t in range(steps + 1):
-        for k in range(nh):
-            hg[t, k] = fp[F_ZERO]
-    reg[R_T] = 0
+        step_weights(cfg, fp, lr, u1, u2, uw, w, opt, hx[t], prev, da, dl)
+    end_block(cfg, reg, fp, lr, w, opt, hs, hg)

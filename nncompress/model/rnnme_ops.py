@@ -1,5 +1,6 @@
-"""Elementwise operations of the RNNME expert's kernels (rnnme_kernels, rnnme_lstm): table
-lookups for tanh and exp (no libm) and one Adam/AdaMax step of a weight row."""
+"""Operations both recurrent cells of the RNNME expert use (rnnme_kernels' tanh cell, rnnme_lstm):
+table lookups for tanh and exp (no libm), one Adam/AdaMax step of a weight row, the input rows'
+sum for a forward step, and the weight steps of one BPTT step and of a block's end."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import numpy as np
 
 from .jit import kernel
 from .rnnme_config import F_1MB1, F_1MB2, F_ACT_LO, F_ACT_STEPS, F_B1, F_B2, F_EPS, F_EXP_LO
-from .rnnme_config import F_EXP_STEPS, F_ZERO
+from .rnnme_config import F_EXP_STEPS, F_ZERO, K_ADAM, K_H, K_INPUT2, K_WORD_MASK, R_C4, R_T
+from .rnnme_config import R_WORD
 
 
 @kernel(inline=True)
@@ -62,3 +64,86 @@ def adam_row(fp, lr, w, m, v, g, mode):
             vi = b2 * v[i] + omb2 * (gi * gi)
             v[i] = vi
             w[i] += (lr * mi) / (np.sqrt(vi) + eps)
+
+
+@kernel(inline=True)
+def input_sum(cfg, reg, u1, u2, uw, hx, a):
+    """a = U1[c1] + U2[c2] + Uw[word] (a's width: the rows'), the inputs of the step from
+    reg[R_T]; records them in hx for BPTT."""
+    t = reg[R_T]
+    c1 = reg[R_C4] & 0xFF
+    c2 = (reg[R_C4] >> 8) & 0xFF
+    wrow = reg[R_WORD] & cfg[K_WORD_MASK]
+    for j in range(a.shape[0]):
+        a[j] = u1[c1, j]
+    if cfg[K_INPUT2]:
+        for j in range(a.shape[0]):
+            a[j] += u2[c2, j]
+    if cfg[K_WORD_MASK]:
+        for j in range(a.shape[0]):
+            a[j] += uw[wrow, j]
+    hx[t + 1, 0] = c1
+    hx[t + 1, 1] = c2
+    hx[t + 1, 2] = wrow
+
+
+@kernel(inline=True)
+def step_weights(cfg, fp, lr, u1, u2, uw, w, opt, inputs, h_prev, d, dl):
+    """The weights that fed one step move along its pre-activation error d (width: the rows').
+    Adam/AdaMax: W's gradient d x h(t-1) is gathered for the block's end, the input rows step
+    now; SGD: W and the input rows step now by dl = lr * d."""
+    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
+    adam = cfg[K_ADAM]
+    nh = cfg[K_H]
+    width = d.shape[0]
+    if adam:
+        for m in range(nh):
+            hm = h_prev[m]
+            for j in range(width):
+                gw[m, j] += d[j] * hm
+        c1 = inputs[0]
+        adam_row(fp, lr, u1[c1], mu1[c1], vu1[c1], d, adam)
+        if cfg[K_INPUT2]:
+            c2 = inputs[1]
+            adam_row(fp, lr, u2[c2], mu2[c2], vu2[c2], d, adam)
+        if cfg[K_WORD_MASK]:
+            wr = inputs[2]
+            adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d, adam)
+        return
+    for j in range(width):
+        dl[j] = lr * d[j]
+    for m in range(nh):
+        hm = h_prev[m]
+        for j in range(width):
+            w[m, j] += dl[j] * hm
+    row = u1[inputs[0]]
+    for j in range(width):
+        row[j] += dl[j]
+    if cfg[K_INPUT2]:
+        row = u2[inputs[1]]
+        for j in range(width):
+            row[j] += dl[j]
+    if cfg[K_WORD_MASK]:
+        row = uw[inputs[2]]
+        for j in range(width):
+            row[j] += dl[j]
+
+
+@kernel(inline=True)
+def end_block(cfg, reg, fp, lr, w, opt, hs, hg):
+    """After a block's BPTT: Adam's step of W from the gathered gradient, then a new block that
+    starts from the last state (its whole row: an LSTM's cell too)."""
+    (mu1, vu1, mu2, vu2, muw, vuw, mw, vw, gw) = opt
+    adam = cfg[K_ADAM]
+    steps = reg[R_T]
+    if adam:
+        for m in range(cfg[K_H]):
+            adam_row(fp, lr, w[m], mw[m], vw[m], gw[m], adam)
+            for j in range(w.shape[1]):
+                gw[m, j] = fp[F_ZERO]
+    for k in range(hs.shape[1]):
+        hs[0, k] = hs[steps, k]
+    for t in range(steps + 1):
+        for k in range(hg.shape[1]):
+            hg[t, k] = fp[F_ZERO]
+    reg[R_T] = 0
