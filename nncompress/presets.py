@@ -180,8 +180,8 @@ LSTM_FIELDS = dict(rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_
                    rnnme_lr_micro=5000, rnnme_lr_min_micro=1000)
 
 # Level 9 with the expert's four tanh units replaced by 32 LSTM cells trained over 16-byte blocks
-# (bench/NEURAL.md, "Round 7": 0.0003-0.004 bpc on every shared file, 0.03 on the Korean text,
-# about a fifth slower), and three changes to the context-mixing part that paid once re-screened
+# (bench/NEURAL.md, "Round 7": 0.0002-0.005 bpc on every shared file, 0.03 on the Korean text,
+# about a quarter slower), and three changes to the context-mixing part that paid once re-screened
 # (bench/TUNING.md, round 7, row 260: 0.0015-0.009 on 16 files): APMs at rate 1/64, matches of
 # 16 bytes or more, order 12 as a 25th context.  ~1 GiB.
 _STRONG_E7 = ModelParams(**dict(
@@ -269,7 +269,6 @@ MODELS = ("cm", "rnnme")  # the CLI's --model: context mixing (the levels), or t
 # byte orders 1-6 and the current word)
 RNNME_DEFAULTS = dict(hidden=64, me_bits=24, orders=(1, 2, 3, 4, 5, 6), word=1, bptt=8, cell=0)
 RNNME_CELLS = {"tanh": 0, "lstm": 1}
-
 
 
 def rnnme_fields(hidden: int = 16, me_bits: int = 22, orders=(1, 2, 3, 4, 5, 6), word: int = 1,
