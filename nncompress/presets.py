@@ -189,6 +189,17 @@ _STRONG_E7 = ModelParams(**dict(
     apm_rate=6, match_min=16, contexts=_STRONG_E6.contexts + (C.ORDER12,)))
 
 
+# ---- round 8 (issue 12): level 7 -----------------------------------------------------------------
+
+# Level 7 with the bracket/quote nesting and sentence contexts and 16 MiB tables (bench/TUNING.md,
+# round 8): better than round 3's level 7 on all 17 shared files, by 0.0001 (trans) to 0.016
+# (enwik8_1M), and than level 6 on all of them; ~380 MiB.  (The same contexts and run inputs at
+# level 6 gain up to 0.030 but cost it about 15 % of its speed: under issue 12's 50 KB/s floor.)
+_DEFAULT_RUNS_R8 = ModelParams(**dict(
+    _DEFAULT_RUNS_R3.__dict__, table_bits=24,
+    contexts=_DEFAULT_RUNS_R3.contexts + (C.NESTING_WORD, C.SENTENCE_WORD)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -218,6 +229,8 @@ PRESETS = {
     23: Preset(8, _STRONG_CM_R6),
     # round 7
     24: Preset(9, _STRONG_E7),
+    # round 8
+    25: Preset(7, _DEFAULT_RUNS_R8),
 }
 
 # Each level is the newest preset registered for it.

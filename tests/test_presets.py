@@ -45,6 +45,8 @@ FROZEN = {
     23: "55805691aa4839fe",
     # round 7: level 9's expert with an LSTM cell
     24: "4742f6891de4ccb9",
+    # round 8: level 7 with the nesting and sentence contexts, 16 MiB tables
+    25: "c334a6090985e698",
 }
 
 
