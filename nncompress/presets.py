@@ -193,8 +193,8 @@ _STRONG_E7 = ModelParams(**dict(
 
 # Level 7 with the bracket/quote nesting and sentence contexts and 16 MiB tables (bench/TUNING.md,
 # round 8): better than round 3's level 7 on all 17 shared files, by 0.0001 (trans) to 0.016
-# (enwik8_1M), and than level 6 on all of them; ~380 MiB.  (The same contexts and run inputs at
-# level 6 gain up to 0.030 but cost it about 15 % of its speed: under issue 12's 50 KB/s floor.)
+# (enwik8_1M), and than level 6 on all of them; ~380 MiB.  (Run inputs and the nesting context at
+# level 6 gain up to 0.030 there but cost it 14 % of its speed, under issue 12's 50 KB/s floor.)
 _DEFAULT_RUNS_R8 = ModelParams(**dict(
     _DEFAULT_RUNS_R3.__dict__, table_bits=24,
     contexts=_DEFAULT_RUNS_R3.contexts + (C.NESTING_WORD, C.SENTENCE_WORD)))
