@@ -60,15 +60,20 @@ def predict_inputs(st, reg, node, col):
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
     nctx = st.cfg[C_NCTX]
+    for j in range(1, 16):
+        for i in range(nctx):
+            node.inputs[j, col + i] = 0
     for i in range(nctx):
         entry = st.run_cur[i]
-        for j in range(1, 16):
-            v = 0
-            if entry != 0:
-                eb = expected_bit_of((entry >> 8) & 255, nibble, hi, j)
-                if eb >= 0:
-                    v = st.stretch[st.run_p[i, map_index(entry, nibble, eb)] >> 10]
-            node.inputs[j, col + i] = v
+        if entry == 0:
+            continue
+        byte = (entry >> 8) & 255
+        if nibble == 1 and (byte >> 4) != hi:
+            continue
+        half = byte & 15 if nibble == 1 else byte >> 4
+        for d in range(4):  # the four nodes on the path of the byte's nibble: elsewhere 0
+            j, eb = path_node(half, d)
+            node.inputs[j, col + i] = st.stretch[st.run_p[i, map_index(entry, nibble, eb)] >> 10]
 
 
 @kernel
