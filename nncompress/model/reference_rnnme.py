@@ -215,6 +215,13 @@ class TwinRNNME:
             self.clips += 1
         return min(max(x, -self.clip), self.clip)
 
+    def _step_weights(self, t, d):
+        """BPTT step t's weight step by the network's optimiser (rnnme_ops.step_weights)."""
+        if self.p.adam:
+            self._step_inputs(t, d)
+        else:
+            self._sgd_inputs(t, d)
+
     def _step_inputs(self, t, d):
         """Adam: the input rows of step t take their step; W's gradient gathers d x h(t-1)."""
         r = self.r
@@ -289,10 +296,7 @@ class TwinRNNME:
                 da[3 * h + k] = r(r(dc * i) * r(1.0 - r(g * g)))
             da = [self._clip(x) for x in da]
             dhn = self._back_through_w(da)
-            if self.p.adam:
-                self._step_inputs(t, da)
-            else:
-                self._sgd_inputs(t, da)
+            self._step_weights(t, da)
         self._end_block()
 
     def _lstm_forward(self, a, prev):
@@ -324,10 +328,7 @@ class TwinRNNME:
                 sk = self.states[t][k]
                 d.append(self._clip(r(r(self.errors[t][k] + dn[k]) * r(1.0 - r(sk * sk)))))
             dn = self._back_through_w(d)
-            if self.p.adam:
-                self._step_inputs(t, d)
-            else:
-                self._sgd_inputs(t, d)
+            self._step_weights(t, d)
         self._end_block()
 
     def learn(self, byte):
