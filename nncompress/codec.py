@@ -89,8 +89,8 @@ class StreamEncoder:
         """Frame and payload for one block of 1..block_size bytes; last: no block follows (format
         2 then needs no end frame).
 
-        observe(nibbles, probabilities), if given, sees every chunk's predictions as they are
-        coded (the analysis tools read the model's code lengths from here)."""
+        observe(nibbles, costs), if given, sees every chunk's nibbles as they are coded, with the
+        model's cost of each in bits (the analysis tools read the code lengths from here)."""
         if not 1 <= len(raw) <= self.block_size:
             raise ValueError("block length out of range")
         if self._last_written:
@@ -101,11 +101,17 @@ class StreamEncoder:
         encoder = NibbleEncoder()
         for start in range(0, len(raw), ENCODE_CHUNK):
             chunk = raw[start : start + ENCODE_CHUNK]
-            probabilities = self._predictor.predict_known(chunk)
             nibbles = bytes_to_nibbles(chunk)
-            encoder.encode(nibbles, probabilities)
-            if observe is not None:
-                observe(nibbles, probabilities)
+            if self.params.path_coding:
+                path_p = self._predictor.predict_known_path(chunk)
+                encoder.encode_paths(nibbles, path_p)
+                if observe is not None:
+                    observe(nibbles, path_costs(nibbles, path_p))
+            else:
+                probabilities = self._predictor.predict_known(chunk)
+                encoder.encode(nibbles, probabilities)
+                if observe is not None:
+                    observe(nibbles, nibble_costs(nibbles, probabilities))
             if progress:
                 progress(len(chunk))
         payload = encoder.finish()
@@ -123,6 +129,19 @@ class StreamEncoder:
         if self._last_written:
             return fmt.encode_trailer(self._total, self._crc, version=self.version, blocks=self._blocks)
         return fmt.encode_end(self._total, self._crc, version=self.version, blocks=self._blocks)
+
+
+def nibble_costs(nibbles: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """Bits the model spends on each nibble, from its 16-way rows."""
+    p = probabilities[np.arange(nibbles.shape[0]), nibbles] / probabilities.sum(axis=1)
+    return -np.log2(p)
+
+
+def path_costs(nibbles: np.ndarray, path_p: np.ndarray) -> np.ndarray:
+    """Bits the model spends on each nibble, from its path's node probabilities (path coding)."""
+    bits = (nibbles[:, None] >> np.arange(3, -1, -1)) & 1
+    p = np.where(bits == 1, path_p, 4096 - path_p) / 4096.0
+    return -np.log2(p).sum(axis=1)
 
 
 class BlockDecoder:

@@ -15,8 +15,10 @@ from . import rangecoder
 from .model.jit import kernel
 # the model's step kernel (learn, then predict) on its unpacked state, and the unpacking
 from .model.kernels import step_state as model_step, unpack as model_state
+from .model.kernels import path_probability, path_step_state  # path coding
 
 _decode_row = rangecoder.decode_row
+_binary_row = rangecoder.binary_row
 
 
 @kernel
@@ -38,13 +40,37 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
     return 0, value
 
 
+@kernel
+def decode_paths_with_model(packed, pending, state, words, out, start, count, row, cdf):
+    """decode_with_model for path coding (ModelParams.path_coding): each nibble is four binary
+    symbols, and the model computes only the node each one is coded with."""
+    model = model_state(packed)
+    value = pending
+    for k in range(start, start + count):
+        rnn_pattern = path_step_state(model, value)
+        j = 1
+        for _ in range(4):
+            _binary_row(row, path_probability(model, j, rnn_pattern))
+            bit = _decode_row(state, words, row, cdf)
+            if bit < 0:
+                return bit, value
+            j = 2 * j + bit
+        value = j - 16
+        out[k] = value
+    return 0, value
+
+
 def decode_run(predictor, state: np.ndarray, words: np.ndarray, out: np.ndarray, start: int,
                count: int, scratch: tuple[np.ndarray, np.ndarray]) -> int:
     """Drive `predictor` (nncompress.model.predictor.Predictor) through count nibbles; returns the
     coder status (0: fine).  Uses the predictor's packed state and pending nibble directly: this
     is the in-kernel twin of its predict_next()/learn() pair."""
     probabilities, cdf = scratch
-    status, pending = decode_with_model(predictor._packed, predictor._pending, state, words, out,
-                                        start, count, probabilities, cdf)
+    if predictor.path_coding:
+        status, pending = decode_paths_with_model(predictor._packed, predictor._pending, state,
+                                                  words, out, start, count, probabilities[:2], cdf)
+    else:
+        status, pending = decode_with_model(predictor._packed, predictor._pending, state, words,
+                                            out, start, count, probabilities, cdf)
     predictor._pending = int(pending)
     return int(status)

@@ -165,6 +165,31 @@ def encode_rows(state, out, symbols, probabilities, cdf):
     return -1
 
 
+@kernel(inline=True)
+def binary_row(row, p):
+    """The two-symbol row of a tree node whose probability of a 1 bit is p/4096 (p in 1..4095):
+    what path coding quantises, in either implementation."""
+    row[0] = float(4096 - p)
+    row[1] = float(p)
+
+
+@kernel
+def encode_paths(state, out, nibbles, path_p, row, cdf):
+    """Path coding: each nibble as four binary symbols down its path, the node at depth d coded
+    with binary_row(path_p[k, d]); returns the first refused nibble or -1.
+
+    out must have room for one word per binary symbol (plus two for the seal)."""
+    for k in range(nibbles.shape[0]):
+        v = nibbles[k]
+        for d in range(4):
+            binary_row(row, path_p[k, d])
+            if not quantize(row, cdf):
+                return k
+            bit = (v >> (3 - d)) & 1
+            encode_symbol(state, out, cdf[bit], cdf[bit + 1] - cdf[bit])
+    return -1
+
+
 @kernel
 def encode_seal(state, out):
     """constriction's RangeEncoder::seal: the words that end the stream (none if it is empty).

@@ -27,10 +27,9 @@ def model_pass(data, level: int = DEFAULT_LEVEL, params: ModelParams | None = No
     costs = np.empty(len(raw), dtype=np.float64)
     done = 0
 
-    def observe(nibbles, probs):
+    def observe(nibbles, nibble_costs):
         nonlocal done
-        p = probs[np.arange(nibbles.shape[0]), nibbles] / probs.sum(axis=1)
-        costs[done : done + nibbles.shape[0] // 2] = -np.log2(p[0::2] * p[1::2])
+        costs[done : done + nibbles.shape[0] // 2] = nibble_costs[0::2] + nibble_costs[1::2]
         done += nibbles.shape[0] // 2
 
     total = len(encoder.header())

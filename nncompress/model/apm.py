@@ -53,39 +53,37 @@ def apm_update(table, row, lo, w, bit, rate):
 
 
 @kernel
-def refine(st, reg, node):
-    """Every node's final 12-bit probability (node_p) from the mixer's (node_pmix); records the
+def refine_node(st, reg, node, j):
+    """Node j's final 12-bit probability (node_p[j]) from the mixer's (node_pmix[j]); records the
     points for learning in node_apm[j] = (APM1 low point, weight, APM2 row, low point, weight,
     APM1 row)."""
     cfg = st.cfg
     c1 = reg[R_C4] & 0xFF
     c2 = (reg[R_C4] >> 8) & 0xFF
     apm1, apm2, stretch, node_apm = st.apm1, st.apm2, st.stretch, node.node_apm
-    w_mix, w_apm1, w_apm2 = cfg[C_APM_W], cfg[C_APM_W + 1], cfg[C_APM_W + 2]
-    for j in range(1, 16):
-        c0 = node.node_c0[j]
-        pm = node.node_pmix[j]
-        sx = stretch[pm]
-        row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
-        apm_row(apm1, st.apm1_ready, row1, st.apm_identity)
-        p1, lo1, w1 = apm_predict(apm1, row1, sx)
-        row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
-        apm_row(apm2, st.apm2_ready, row2, st.apm_identity)
-        p2, lo2, w2 = apm_predict(apm2, row2, sx)
-        node_apm[j, 0] = lo1
-        node_apm[j, 1] = w1
-        node_apm[j, 5] = row1
-        node_apm[j, 2] = row2
-        node_apm[j, 3] = lo2
-        node_apm[j, 4] = w2
-        p = (pm * w_mix + p1 * w_apm1 + p2 * w_apm2 + 8) >> 4
-        if p < 1:
-            p = 1
-        elif p > 4095:
-            p = 4095
-        if cfg[C_APM_CHAIN] != 0:  # strength (issue 12)
-            p = chain_refine(st, reg, node, j, c0, sx, p)
-        node.node_p[j] = p
+    c0 = node.node_c0[j]
+    pm = node.node_pmix[j]
+    sx = stretch[pm]
+    row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
+    apm_row(apm1, st.apm1_ready, row1, st.apm_identity)
+    p1, lo1, w1 = apm_predict(apm1, row1, sx)
+    row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
+    apm_row(apm2, st.apm2_ready, row2, st.apm_identity)
+    p2, lo2, w2 = apm_predict(apm2, row2, sx)
+    node_apm[j, 0] = lo1
+    node_apm[j, 1] = w1
+    node_apm[j, 5] = row1
+    node_apm[j, 2] = row2
+    node_apm[j, 3] = lo2
+    node_apm[j, 4] = w2
+    p = (pm * cfg[C_APM_W] + p1 * cfg[C_APM_W + 1] + p2 * cfg[C_APM_W + 2] + 8) >> 4
+    if p < 1:
+        p = 1
+    elif p > 4095:
+        p = 4095
+    if cfg[C_APM_CHAIN] != 0:  # strength (issue 12)
+        p = chain_refine(st, reg, node, j, c0, sx, p)
+    node.node_p[j] = p
 
 
 # ---- strength (issue 12): the SSE chain -------------------------------------------------------

@@ -75,13 +75,13 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
 
 
 @kernel
-def predict(st, reg, node, rnn_pattern):
-    """Every node's mixed 12-bit probability (node_pmix) from node.inputs; records the rows,
-    outputs and probabilities learning needs."""
+def predict_node(st, reg, node, j, rnn_pattern):
+    """Node j's mixed 12-bit probability (node_pmix[j]) from node.inputs[j]; records the rows,
+    outputs and probabilities learning needs.  Nodes are independent: a decoder that codes a
+    nibble bit by bit (ModelParams.path_coding) mixes only the four nodes of its path."""
     cfg = st.cfg
     ninputs = cfg[C_NINPUTS]
     nsel = cfg[C_NSEL]
-    nibble = reg[R_NIBBLE]
     mixw, fmixw, squash = st.mixw, st.fmixw, st.squash
     inputs, node_row, node_sx, node_sp = node.inputs, node.node_row, node.node_sx, node.node_sp
     mixn = st.mixn
@@ -91,32 +91,31 @@ def predict(st, reg, node, rnn_pattern):
     if cfg[C_MIXER_INIT] > 0:  # strength (issue 12): mixer_init/16 in all over the contexts
         context_weight = ((1 << 16) * cfg[C_MIXER_INIT]) // (16 * cfg[C_NCTX])
     runs_end = context_inputs + 1 + (cfg[C_NCTX] if cfg[C_RUN_INPUTS] > 0 else 0)
-    for j in range(1, 16):
-        c0 = node.node_c0[j]
-        fdot = 0
-        for m in range(nsel):
-            row = selector_row(cfg[C_SEL_KIND + m], reg, nibble, j, c0, node.node_seen[j],
-                               node.node_eb[j], rnn_pattern, node.node_rn_code[j])
-            row += cfg[C_SEL_BASE + m]
-            node_row[j, m] = row
-            if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
-                initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end)
-            dot = 0
-            for i in range(ninputs):
-                dot += mixw[row, i] * inputs[j, i]
-            dot >>= 16
-            if dot > 2047:
-                dot = 2047
-            elif dot < -2047:
-                dot = -2047
-            node_sx[j, m] = dot
-            node_sp[j, m] = squash[dot + 2048]
-            fdot += fmixw[c0, m] * dot
-        if nsel > 1:
-            pm = squash_lookup(squash, fdot >> 16)
-        else:
-            pm = node_sp[j, 0]
-        node.node_pmix[j] = pm
+    c0 = node.node_c0[j]
+    fdot = 0
+    for m in range(nsel):
+        row = selector_row(cfg[C_SEL_KIND + m], reg, reg[R_NIBBLE], j, c0, node.node_seen[j],
+                           node.node_eb[j], rnn_pattern, node.node_rn_code[j])
+        row += cfg[C_SEL_BASE + m]
+        node_row[j, m] = row
+        if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
+            initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end)
+        dot = 0
+        for i in range(ninputs):
+            dot += mixw[row, i] * inputs[j, i]
+        dot >>= 16
+        if dot > 2047:
+            dot = 2047
+        elif dot < -2047:
+            dot = -2047
+        node_sx[j, m] = dot
+        node_sp[j, m] = squash[dot + 2048]
+        fdot += fmixw[c0, m] * dot
+    if nsel > 1:
+        pm = squash_lookup(squash, fdot >> 16)
+    else:
+        pm = node_sp[j, 0]
+    node.node_pmix[j] = pm
 
 
 @kernel

@@ -31,13 +31,14 @@ from .tree import advance_nibble, node_c0
 
 
 @kernel
-def predict_nibble(st, reg, tables, slots, node, out):
-    """The next nibble's 16 (unnormalised) probabilities into out.  reg, tables, slots and node
-    are st's own except in peek_low_nibbles, which predicts from scratch copies.
+def prepare_nodes(st, reg, tables, slots, node):
+    """Every node's mixer inputs for the next nibble; returns the recurrent part's sign pattern
+    (a mixer selector).  reg, tables, slots and node are st's own except in peek_low_nibbles,
+    which predicts from scratch copies.
 
     Each component fills its columns of every node's mixer inputs (contexts, order 0, match,
-    recurrent, then the bias), then the mixers and the APMs work node by node.  Nodes do not
-    depend on each other, so component by component is the same as node by node."""
+    recurrent, then the bias); the mixers and the APMs then work node by node (node_probability).
+    Nodes do not depend on each other, so component by component is the same as node by node."""
     cfg = st.cfg
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
@@ -63,10 +64,27 @@ def predict_nibble(st, reg, tables, slots, node, out):
         col += cfg[C_RNNME_INPUTS]
     for j in range(1, 16):
         node.inputs[j, col] = 256  # bias
-    mixer.predict(st, reg, node, rnn.sign_pattern(st, reg[R_RNN_T]))
-    apm.refine(st, reg, node)
-    if cfg[C_RNNME_APM_W] > 0:  # branch neural2: the APM on the RNNME expert's expected nibble
-        rnnme_mix.refine(st, node)
+    return rnn.sign_pattern(st, reg[R_RNN_T])
+
+
+@kernel
+def node_probability(st, reg, node, j, rnn_pattern):
+    """Node j's final 12-bit probability of a 1 bit (node_p[j]), after prepare_nodes: its mixers,
+    then its APMs."""
+    mixer.predict_node(st, reg, node, j, rnn_pattern)
+    apm.refine_node(st, reg, node, j)
+    if st.cfg[C_RNNME_APM_W] > 0:  # branch neural2: the APM on the RNNME expert's expected nibble
+        rnnme_mix.refine_node(st, node, j)
+    return node.node_p[j]
+
+
+@kernel
+def predict_nibble(st, reg, tables, slots, node, out):
+    """The next nibble's 16 (unnormalised) probabilities into out: every node's probability,
+    multiplied down each nibble's path."""
+    rnn_pattern = prepare_nodes(st, reg, tables, slots, node)
+    for j in range(1, 16):
+        node_probability(st, reg, node, j, rnn_pattern)
     node_p = node.node_p
     for v in range(16):
         j = 1
@@ -110,11 +128,9 @@ def learn_byte(st, byte):
 
 
 @kernel
-def step_state(st, value, out):
-    """`step` on the unpacked state (state.State)."""
-    if st.cfg[C_RNNME_PURE] > 0:  # branch neural2: the RNNME expert alone
-        rnnme_mix.pure_step(st, value, out)
-        return
+def advance(st, value):
+    """Learn the nibble just coded (value >= 0; < 0 starts the stream) and move every context on:
+    what comes before the next nibble's prediction.  Not for the pure expert."""
     reg = st.reg
     if value >= 0:
         learn_nibble(st, value)
@@ -129,7 +145,33 @@ def step_state(st, value, out):
         if st.cfg[C_RUN_INPUTS] > 0:  # strength (issue 12)
             runs.lookup(st)
     histories.claim_nibble_slots(st)
-    predict_nibble(st, reg, st.tables, st.slots, st.node, out)
+
+
+@kernel
+def step_state(st, value, out):
+    """`step` on the unpacked state (state.State)."""
+    if st.cfg[C_RNNME_PURE] > 0:  # branch neural2: the RNNME expert alone
+        rnnme_mix.pure_step(st, value, out)
+        return
+    advance(st, value)
+    predict_nibble(st, st.reg, st.tables, st.slots, st.node, out)
+
+
+@kernel
+def path_step_state(st, value):
+    """Path coding (ModelParams.path_coding), on the unpacked state: learn `value` like
+    step_state, then only prepare the next nibble's node inputs; returns the sign pattern that
+    node_probability takes.  The coder then asks for the four nodes of the nibble's path, one
+    by one, as it learns each bit: those nodes' probabilities are exactly what step_state
+    computes for them, and learning reads only those nodes, so the model runs identically."""
+    advance(st, value)
+    return prepare_nodes(st, st.reg, st.tables, st.slots, st.node)
+
+
+@kernel
+def path_probability(st, j, rnn_pattern):
+    """Path coding: node j's probability of a 1 bit (1..4095 of 4096), after path_step_state."""
+    return node_probability(st, st.reg, st.node, j, rnn_pattern)
 
 
 @kernel
@@ -150,6 +192,33 @@ def predict_known(packed, first_value, nibbles, probs):
     for k in range(nibbles.shape[0]):
         step_state(st, value, probs[k])
         value = nibbles[k]
+
+
+@kernel
+def predict_known_path(packed, first_value, nibbles, path_p):
+    """Path coding, encoder side: for each known nibble, the probabilities of a 1 bit at the four
+    nodes of its path (path_p[k, depth], 1..4095 of 4096), learning as `step` does."""
+    st = unpack(packed)
+    value = first_value
+    for k in range(nibbles.shape[0]):
+        rnn_pattern = path_step_state(st, value)
+        value = nibbles[k]
+        j = 1
+        for d in range(4):
+            path_p[k, d] = path_probability(st, j, rnn_pattern)
+            j = 2 * j + ((value >> (3 - d)) & 1)
+
+
+@kernel
+def path_step(packed, value):
+    """Path coding, one nibble at a time (`path_step_state` on the packed state)."""
+    return path_step_state(unpack(packed), value)
+
+
+@kernel
+def path_node_probability(packed, j, rnn_pattern):
+    """Path coding, one node at a time (`path_probability` on the packed state)."""
+    return path_probability(unpack(packed), j, rnn_pattern)
 
 
 @kernel

@@ -92,6 +92,11 @@ class ModelParams:
     rnnme_input2: int = extension(0)  # 1: the byte two back is a network input too
     rnnme_word_input_bits: int = extension(0)  # > 0: an input row per hashed current word (2^bits rows)
 
+    # ---- round 9 (issue 12): how each nibble reaches the range coder (the model is the same) ----
+    # 0: one 16-way symbol, the product of its 15 nodes' probabilities; 1: four binary symbols
+    # down its path, so that encoder and decoder mix only those 4 nodes (about twice as fast)
+    path_coding: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -138,6 +143,8 @@ class ModelParams:
             (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
              "apm weights must be >= 0 with a sum <= 16"),
         ]
+        checks.append((self.path_coding in (0, 1) and not (self.path_coding and self.rnnme_pure),
+                       "path_coding must be 0 or 1 (and 0 with rnnme_pure)"))
         checks += self._rnnme_checks()
         for ok, message in checks:
             if not ok:

@@ -119,24 +119,22 @@ def _subtree_masses(dist, mass):
 
 
 @kernel
-def refine(st, node):
-    """Average an APM over (expected nibble, confidence, partial byte) into each node's final
+def refine_node(st, node, j):
+    """Average an APM over (expected nibble, confidence, partial byte) into node j's final
     probability; records the point for learning in node_rn_apm[j] = (row, low point, weight)."""
     w_apm = st.cfg[C_RNNME_APM_W]
-    stretch = st.stretch
-    for j in range(1, 16):
-        p = node.node_p[j]
-        row = (node.node_rn_code[j] << 8) | node.node_c0[j]
-        pa, lo, w = apm_predict(st.rn_apm, row, stretch[p])
-        node.node_rn_apm[j, 0] = row
-        node.node_rn_apm[j, 1] = lo
-        node.node_rn_apm[j, 2] = w
-        p = (p * (16 - w_apm) + pa * w_apm + 8) >> 4
-        if p < 1:
-            p = 1
-        elif p > 4095:
-            p = 4095
-        node.node_p[j] = p
+    p = node.node_p[j]
+    row = (node.node_rn_code[j] << 8) | node.node_c0[j]
+    pa, lo, w = apm_predict(st.rn_apm, row, st.stretch[p])
+    node.node_rn_apm[j, 0] = row
+    node.node_rn_apm[j, 1] = lo
+    node.node_rn_apm[j, 2] = w
+    p = (p * (16 - w_apm) + pa * w_apm + 8) >> 4
+    if p < 1:
+        p = 1
+    elif p > 4095:
+        p = 4095
+    node.node_p[j] = p
 
 
 @kernel
