@@ -98,7 +98,8 @@ class StreamEncoder:
         if self._predictor is None:
             self._predictor = Predictor(self.params, self._size)
         raw = bytes(raw)
-        encoder = NibbleEncoder()
+        # path coding: the twin codes (constriction's Python API takes float rows only)
+        encoder = NibbleEncoder("twin" if self.params.path_coding else None)
         for start in range(0, len(raw), ENCODE_CHUNK):
             chunk = raw[start : start + ENCODE_CHUNK]
             nibbles = bytes_to_nibbles(chunk)
@@ -187,7 +188,7 @@ class BlockDecoder:
             except MemoryError:
                 raise NNCError("not enough memory for this archive's model "
                                f"({model_memory(self.params) >> 20} MiB)") from None
-        self._coder = NibbleDecoder(payload)
+        self._coder = NibbleDecoder(payload, "twin" if self.params.path_coding else None)
         self._frame = frame
         self.blocks += 1
         self._nibbles_left = 2 * frame.raw_len

@@ -1,8 +1,10 @@
 """Entropy coding: each nibble is one symbol of a 16-way categorical built from the model's
 probabilities, range-coded with constriction's queue coder (32-bit words, 24-bit precision).
-With path coding (ModelParams.path_coding) a nibble is instead four binary symbols, each a
-two-way categorical (1 - p, p) from the tree node it passes (rangecoder.binary_row): the same
-coder, and the model need only compute the nodes on the path.
+With path coding (ModelParams.path_coding) a nibble's interval is instead cut down the nibble
+tree in integers, each node splitting its share by its probability (rangecoder.tree_split): still
+one symbol per nibble in the same coder, but the model need only compute the 4 nodes on the path.
+constriction's Python API takes float rows only, so path-coded streams are always coded by the
+twin (which is constriction's coder, byte for byte).
 
 Two implementations write and read the same bytes:
 - constriction (Rust; wheels for x86-64 Linux, macOS and Windows only), `Categorical(perfect=
@@ -67,12 +69,7 @@ class NibbleEncoder:
             raise ValueError("probabilities must have one row of 16 per nibble")
         if symbols.min() < 0 or symbols.max() >= rangecoder.ALPHABET:
             raise ValueError("nibbles must lie in 0..15")
-        # each symbol writes at most one word, and the seal at most two
-        need = self._symbols + symbols.shape[0] + 2
-        if need > self._words.shape[0]:
-            grown = np.zeros(max(need, 2 * self._words.shape[0]), dtype=np.uint32)
-            grown[: self._words.shape[0]] = self._words
-            self._words = grown
+        self._reserve(symbols.shape[0])
         refused = rangecoder.encode_rows(self._state, self._words, symbols, rows, self._cdf)
         if refused >= 0:
             raise ValueError(f"probability row {refused} is not normalizable "
@@ -80,31 +77,31 @@ class NibbleEncoder:
         self._symbols += symbols.shape[0]
 
     def encode_paths(self, nibbles: np.ndarray, path_p: np.ndarray) -> None:
-        """Path coding: code nibbles[k] as four binary symbols, the one at depth d with a 1 bit of
-        probability path_p[k, d] / 4096 (Predictor.predict_known_path)."""
+        """Path coding: code nibbles[k], the probabilities (of 4096) of a 1 bit at the four nodes
+        of its path being path_p[k] (Predictor.predict_known_path).  Twin backend only."""
+        if self.backend != "twin":
+            raise ValueError("path coding is coded by the twin coder (backend='twin')")
         if not nibbles.shape[0]:
             return
         symbols = np.ascontiguousarray(nibbles, dtype=np.int64)
         path_p = np.ascontiguousarray(path_p, dtype=np.int64)
         if path_p.shape != (symbols.shape[0], 4):
             raise ValueError("path probabilities must have one row of 4 per nibble")
+        if symbols.min() < 0 or symbols.max() >= rangecoder.ALPHABET:
+            raise ValueError("nibbles must lie in 0..15")
         if path_p.min() < 1 or path_p.max() > 4095:
             raise ValueError("path probabilities must lie in 1..4095")
-        if self.backend == "constriction":
-            bits = (symbols[:, None] >> np.arange(3, -1, -1)) & 1
-            rows = np.empty((path_p.size, 2), dtype=np.float64)
-            rows[:, 1] = path_p.reshape(-1)
-            rows[:, 0] = 4096 - rows[:, 1]
-            self._encoder.encode(bits.reshape(-1).astype(np.int32), _CATEGORICAL, rows)
-            return
-        need = self._symbols + 4 * symbols.shape[0] + 2
+        self._reserve(symbols.shape[0])
+        rangecoder.encode_paths(self._state, self._words, symbols, path_p)
+        self._symbols += symbols.shape[0]
+
+    def _reserve(self, count: int) -> None:
+        """Room for count more symbols: each writes at most one word, and the seal at most two."""
+        need = self._symbols + count + 2
         if need > self._words.shape[0]:
             grown = np.zeros(max(need, 2 * self._words.shape[0]), dtype=np.uint32)
             grown[: self._words.shape[0]] = self._words
             self._words = grown
-        rangecoder.encode_paths(self._state, self._words, symbols, path_p,
-                                np.zeros(2, dtype=np.float64), self._cdf)
-        self._symbols += 4 * symbols.shape[0]
 
     def finish(self) -> bytes:
         if self.backend == "constriction":
@@ -170,28 +167,12 @@ class NibbleDecoder:
                 raise _undecodable(_TWIN_ERRORS[status])
             return
         if predictor.path_coding:
-            self._decode_paths(predictor, out, start, count)
-            return
+            raise ValueError("path-coded streams are decoded by the twin coder (backend='twin')")
         predict_next, learn, decode = predictor.predict_next, predictor.learn, self.decode
         for k in range(start, start + count):
             value = decode(predict_next())
             learn(value)
             out[k] = value
-
-
-    def _decode_paths(self, predictor, out: np.ndarray, start: int, count: int) -> None:
-        """decode_run for path coding with constriction: one model call per node (slow; the twin
-        runs the same loop compiled)."""
-        row = np.empty(2, dtype=np.float64)
-        for k in range(start, start + count):
-            token = predictor.start_path()
-            node = 1
-            for _ in range(4):
-                row[1] = predictor.node_probability(node, token)
-                row[0] = 4096.0 - row[1]
-                node = 2 * node + self.decode(row)
-            out[k] = node - 16
-            predictor.learn(node - 16)
 
 
 _TWIN_ERRORS = {

@@ -18,7 +18,8 @@ from .model.kernels import step_state as model_step, unpack as model_state
 from .model.kernels import path_probability, path_step_state  # path coding
 
 _decode_row = rangecoder.decode_row
-_binary_row = rangecoder.binary_row
+_decode_quantile, _decode_consume = rangecoder.decode_quantile, rangecoder.decode_consume
+_tree_split, _TOTAL = rangecoder.tree_split, rangecoder._TOTAL
 
 
 @kernel
@@ -41,20 +42,29 @@ def decode_with_model(packed, pending, state, words, out, start, count, probabil
 
 
 @kernel
-def decode_paths_with_model(packed, pending, state, words, out, start, count, row, cdf):
-    """decode_with_model for path coding (ModelParams.path_coding): each nibble is four binary
-    symbols, and the model computes only the node each one is coded with."""
+def decode_paths_with_model(packed, pending, state, words, out, start, count):
+    """decode_with_model for path coding (ModelParams.path_coding): descend the nibble tree
+    towards the point (rangecoder.tree_split), the model computing each node on the way only."""
     model = model_state(packed)
     value = pending
     for k in range(start, start + count):
         rnn_pattern = path_step_state(model, value)
+        quantile = _decode_quantile(state)
+        if quantile >= _TOTAL:
+            return rangecoder.INVALID_DATA, value
+        lo = np.uint64(0)
+        width = _TOTAL
         j = 1
-        for _ in range(4):
-            _binary_row(row, path_probability(model, j, rnn_pattern))
-            bit = _decode_row(state, words, row, cdf)
-            if bit < 0:
-                return bit, value
-            j = 2 * j + bit
+        for d in range(4):
+            left = _tree_split(width, path_probability(model, j, rnn_pattern), d)
+            if quantile >= lo + left:
+                lo += left
+                width -= left
+                j = 2 * j + 1
+            else:
+                width = left
+                j = 2 * j
+        _decode_consume(state, words, lo, width)
         value = j - 16
         out[k] = value
     return 0, value
@@ -68,7 +78,7 @@ def decode_run(predictor, state: np.ndarray, words: np.ndarray, out: np.ndarray,
     probabilities, cdf = scratch
     if predictor.path_coding:
         status, pending = decode_paths_with_model(predictor._packed, predictor._pending, state,
-                                                  words, out, start, count, probabilities[:2], cdf)
+                                                  words, out, start, count)
     else:
         status, pending = decode_with_model(predictor._packed, predictor._pending, state, words,
                                             out, start, count, probabilities, cdf)

@@ -165,29 +165,42 @@ def encode_rows(state, out, symbols, probabilities, cdf):
     return -1
 
 
+# ---- path coding (ModelParams.path_coding) -----------------------------------------------------
+# A nibble is one symbol, as in the 16-way coding above, but its interval is cut down the nibble
+# tree instead of from 16 floats: each node splits its interval by its probability of a 1 bit,
+# in integers, so the coder needs only the four nodes of the nibble's path, and the decoder finds
+# the nibble by descending the tree, asking the model for each node as it goes.
+
 @kernel(inline=True)
-def binary_row(row, p):
-    """The two-symbol row of a tree node whose probability of a 1 bit is p/4096 (p in 1..4095):
-    what path coding quantises, in either implementation."""
-    row[0] = float(4096 - p)
-    row[1] = float(p)
+def tree_split(width, p, depth):
+    """The 0-branch's share of a node's interval of `width` (p/4096: the node's probability of a
+    1 bit, 1..4095), leaving each branch room for one unit per nibble below it."""
+    room = np.uint64(8) >> np.uint64(depth)  # nibbles under each branch at this depth
+    left = (width * np.uint64(4096 - p)) >> np.uint64(12)
+    if left < room:
+        left = room
+    elif left > width - room:
+        left = width - room
+    return left
 
 
 @kernel
-def encode_paths(state, out, nibbles, path_p, row, cdf):
-    """Path coding: each nibble as four binary symbols down its path, the node at depth d coded
-    with binary_row(path_p[k, d]); returns the first refused nibble or -1.
+def encode_paths(state, out, nibbles, path_p):
+    """Path coding: code nibbles[k], whose path nodes' probabilities are path_p[k, 0..3].
 
-    out must have room for one word per binary symbol (plus two for the seal)."""
+    out must have room for one more word than there have been symbols (plus two for the seal)."""
     for k in range(nibbles.shape[0]):
         v = nibbles[k]
+        lo = _U0
+        width = _TOTAL
         for d in range(4):
-            binary_row(row, path_p[k, d])
-            if not quantize(row, cdf):
-                return k
-            bit = (v >> (3 - d)) & 1
-            encode_symbol(state, out, cdf[bit], cdf[bit + 1] - cdf[bit])
-    return -1
+            left = tree_split(width, path_p[k, d], d)
+            if (v >> (3 - d)) & 1:
+                lo += left
+                width -= left
+            else:
+                width = left
+        encode_symbol(state, out, lo, width)
 
 
 @kernel
@@ -227,27 +240,20 @@ def decoder_start(state, words):
     state[DEC_POS] = np.uint64(read)
 
 
+@kernel(inline=True)
+def decode_quantile(state):
+    """Where the decoder's point lies in the next symbol's 2**24 units (>= 2**24: invalid data)."""
+    return (state[DEC_POINT] - state[DEC_LOWER]) // (state[DEC_RANGE] >> _PRECISION)
+
+
 @kernel
-def decode_symbol(state, words, cdf, n):
-    """constriction's RangeDecoder::decode_symbol with the quantised cdf[0..n]; returns the
-    symbol, or INVALID_DATA where constriction reports invalid compressed data."""
+def decode_consume(state, words, left, probability):
+    """Move the decoder past the symbol decoded at [left, left + probability)."""
     lower = state[DEC_LOWER]
     point = state[DEC_POINT]
     scale = state[DEC_RANGE] >> _PRECISION
-    quantile = (point - lower) // scale
-    if quantile >= _TOTAL:
-        return INVALID_DATA
-    # the symbol whose interval holds the quantile (cdf is strictly increasing, cdf[0] == 0)
-    lo = 0
-    hi = n
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if cdf[mid] <= quantile:
-            lo = mid
-        else:
-            hi = mid
-    lower = lower + scale * cdf[lo]
-    new_range = scale * (cdf[lo + 1] - cdf[lo])
+    lower = lower + scale * left
+    new_range = scale * probability
     if new_range < _RANGE_FLOOR:
         lower = lower << _WORD_BITS
         new_range = new_range << _WORD_BITS
@@ -259,6 +265,25 @@ def decode_symbol(state, words, cdf, n):
     state[DEC_LOWER] = lower
     state[DEC_RANGE] = new_range
     state[DEC_POINT] = point
+
+
+@kernel
+def decode_symbol(state, words, cdf, n):
+    """constriction's RangeDecoder::decode_symbol with the quantised cdf[0..n]; returns the
+    symbol, or INVALID_DATA where constriction reports invalid compressed data."""
+    quantile = decode_quantile(state)
+    if quantile >= _TOTAL:
+        return INVALID_DATA
+    # the symbol whose interval holds the quantile (cdf is strictly increasing, cdf[0] == 0)
+    lo = 0
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if cdf[mid] <= quantile:
+            lo = mid
+        else:
+            hi = mid
+    decode_consume(state, words, cdf[lo], cdf[lo + 1] - cdf[lo])
     return lo
 
 

@@ -8,15 +8,14 @@
 Path coding (ModelParams.path_coding: each nibble coded as four binary symbols):
     predict_known_path(packed, first_value, nibbles, path_p)   encoder: the 4 path nodes'
                                                     probabilities of every known nibble
-    path_step / path_node_probability(packed, ...)  decoder, one nibble, then one node, at a time
-    path_step_state / path_probability(state, ...)  the same on the unpacked state (fused decoding)
+    path_step_state / path_probability(state, ...)  decoder (nncompress.fused): one nibble's
+                                                    inputs, then one node at a time
 
 `packed` is `Predictor`'s state (`state.pack`).  The kernels themselves live in one module per
 component (contexts, histories, match, mixer, apm, rnn; nibble.py orchestrates them).
 """
 
 from .nibble import peek_low_nibbles, predict_known, step, step_state  # noqa: F401
-from .nibble import (path_node_probability, path_probability, path_step,  # noqa: F401
-                     path_step_state, predict_known_path)
+from .nibble import path_probability, path_step_state, predict_known_path  # noqa: F401
 from .packed import unpack  # noqa: F401
 from .state import DTYPE_GROUPS, FIELDS, State  # noqa: F401

@@ -210,18 +210,6 @@ def predict_known_path(packed, first_value, nibbles, path_p):
 
 
 @kernel
-def path_step(packed, value):
-    """Path coding, one nibble at a time (`path_step_state` on the packed state)."""
-    return path_step_state(unpack(packed), value)
-
-
-@kernel
-def path_node_probability(packed, j, rnn_pattern):
-    """Path coding, one node at a time (`path_probability` on the packed state)."""
-    return path_probability(unpack(packed), j, rnn_pattern)
-
-
-@kernel
 def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch_node, out):
     """Analysis only: the low-nibble distribution for each of the 16 possible high nibbles.
 

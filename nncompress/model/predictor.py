@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nibble import path_node_probability, path_step, peek_low_nibbles, predict_known_path
+from .nibble import peek_low_nibbles, predict_known_path
 from .nibble import predict_known as predict_known_kernel
 from .nibble import step as step_kernel
 from .params import ModelParams
@@ -74,15 +74,6 @@ class Predictor:
             predict_known_path(self._packed, self._pending, nibbles, path_p)
             self._pending = int(nibbles[-1])
         return path_p
-
-    def start_path(self) -> int:
-        """Learn the pending nibble and prepare the next one's nodes; returns the token that
-        node_probability takes until the next start_path."""
-        return int(path_step(self._packed, self._pending))
-
-    def node_probability(self, node: int, token: int) -> int:
-        """Probability (of 4096) of a 1 bit at tree node `node` (1..15) of the prepared nibble."""
-        return int(path_node_probability(self._packed, node, token))
 
     def byte_distributions(self, data: bytes | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Analysis: (code lengths in bits per byte, P(byte) for all 256 values before each byte).
