@@ -200,6 +200,25 @@ _DEFAULT_RUNS_R8 = ModelParams(**dict(
     contexts=_DEFAULT_RUNS_R3.contexts + (C.NESTING_WORD, C.SENTENCE_WORD)))
 
 
+# ---- round 9 (issue 12): path coding at every level -------------------------------------------------
+
+def _path_coded(params: ModelParams) -> ModelParams:
+    """The same model, each nibble coded down its path (ModelParams.path_coding): the encoder
+    and decoder mix 4 of the 15 tree nodes per nibble, so the same model runs about 1.3-1.9x as
+    fast, for the same bits (bench/TUNING.md, round 9)."""
+    return ModelParams(**dict(params.__dict__, path_coding=1))
+
+
+# With that speed, level 6 becomes round 8's level 7 (better than round 3's level 6 on all 17
+# shared files, by 0.0022 to 0.034, and faster with path coding than it was without), and levels
+# 7 and 8 the context-mixing part of level 9 (round 6's level 8).
+_FAST_R9 = _path_coded(_FAST)
+_MEDIUM_R9 = _path_coded(_MEDIUM_R3)
+_DEFAULT_R9 = _path_coded(_DEFAULT_RUNS_R8)
+_STRONG_CM_R9 = _path_coded(_STRONG_CM_R6)
+_STRONG_R9 = _path_coded(_STRONG_E7)
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -231,6 +250,11 @@ PRESETS = {
     24: Preset(9, _STRONG_E7),
     # round 8
     25: Preset(7, _DEFAULT_RUNS_R8),
+    # round 9: path coding at every level; level 6 takes level 7's model, 7 and 8 level 8's
+    26: Preset(1, _FAST_R9), 27: Preset(2, _FAST_R9),
+    28: Preset(3, _MEDIUM_R9), 29: Preset(4, _MEDIUM_R9), 30: Preset(5, _MEDIUM_R9),
+    31: Preset(6, _DEFAULT_R9), 32: Preset(7, _STRONG_CM_R9), 33: Preset(8, _STRONG_CM_R9),
+    34: Preset(9, _STRONG_R9),
 }
 
 # Each level is the newest preset registered for it.

@@ -47,6 +47,16 @@ FROZEN = {
     24: "4742f6891de4ccb9",
     # round 8: level 7 with the nesting and sentence contexts, 16 MiB tables
     25: "c334a6090985e698",
+    # round 9: path coding at every level; level 6 takes level 7's model, 7 and 8 level 8's
+    26: "e24abcc1bdaaef76",
+    27: "f94e72202af55e44",
+    28: "713308ee1f42ed0f",
+    29: "6ef7096ede7516bb",
+    30: "95a15ccfcb6bcdae",
+    31: "fc9b0ae29a27c394",
+    32: "4db0440375981127",
+    33: "3e78d154e41005aa",
+    34: "e4a4ae99d36ea9b0",
 }
 
 
