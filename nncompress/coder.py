@@ -166,7 +166,7 @@ class NibbleDecoder:
             if status:
                 raise _undecodable(_TWIN_ERRORS[status])
             return
-        if predictor.path_coding:
+        if getattr(predictor, "path_coding", False):  # a Predictor with path coding
             raise ValueError("path-coded streams are decoded by the twin coder (backend='twin')")
         predict_next, learn, decode = predictor.predict_next, predictor.learn, self.decode
         for k in range(start, start + count):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import nncompress
+from nncompress.presets import LEVEL_PRESET
 from nncompress import NNCompressor, NNDecompressor
 
 
@@ -161,7 +162,7 @@ def test_file_modes(tmp_path, mode):
         assert nncompress.decompress(path.read_bytes()) == b"new"
         from nncompress.format import parse_header
 
-        assert parse_header(path.read_bytes())[0].preset == 1  # the preset reached the file
+        assert parse_header(path.read_bytes())[0].preset == LEVEL_PRESET[1]  # the preset reached the file
         with nncompress.open(path) as f:  # the default mode reads
             assert f.read() == b"new"
         with nncompress.open(path, "ab", preset=1) as f:
@@ -298,7 +299,7 @@ def test_text_mode(tmp_path):
     assert nncompress.decompress(path.read_bytes()) == "caf\u00e9\r\n".encode()
     from nncompress.format import parse_header
 
-    assert parse_header(path.read_bytes())[0].preset == 1  # the preset reaches the binary file
+    assert parse_header(path.read_bytes())[0].preset == LEVEL_PRESET[1]  # the preset reaches the binary file
     with nncompress.open(path, "rt", encoding="latin-1") as f:
         assert f.read() == "caf\u00e9\n".encode().decode("latin-1")
     for mode in ("rbt", "wtb"):
