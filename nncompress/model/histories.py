@@ -75,33 +75,32 @@ def claim_nibble_slots(st):
 
 
 @kernel
-def predict_inputs(st, tables, slots, node):
-    """Every node's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
+def node_inputs(st, tables, slots, node, j):
+    """Node j's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
     >= 2 the same if the history is deterministic, then with 3 p linear) and from the order-0 map
-    (the next column); node_seen: how many contexts have seen the node."""
+    (the next column); node_seen[j]: how many contexts have seen the node."""
     nctx = st.cfg[C_NCTX]
     ci = st.cfg[C_CTX_INPUTS]
-    sm_p, stretch, state_det, o0_p = st.sm_p, st.stretch, st.state_det, st.o0_p
+    sm_p, stretch, state_det = st.sm_p, st.stretch, st.state_det
     inputs = node.inputs
-    for j in range(1, 16):
-        n = 0
-        seen = 0
-        for i in range(nctx):
-            s = tables[i, slots[i] + j]
-            p12 = sm_p[i, s] >> 10
-            sx = stretch[p12]
-            inputs[j, n] = sx
+    n = 0
+    seen = 0
+    for i in range(nctx):
+        s = tables[i, slots[i] + j]
+        p12 = sm_p[i, s] >> 10
+        sx = stretch[p12]
+        inputs[j, n] = sx
+        n += 1
+        if ci >= 2:
+            inputs[j, n] = sx * state_det[s]
             n += 1
-            if ci >= 2:
-                inputs[j, n] = sx * state_det[s]
-                n += 1
-            if ci >= 3:
-                inputs[j, n] = (p12 - 2048) >> 2
-                n += 1
-            if s != 0:
-                seen += 1
-        inputs[j, n] = stretch[o0_p[node.node_c0[j]] >> 10]
-        node.node_seen[j] = seen
+        if ci >= 3:
+            inputs[j, n] = (p12 - 2048) >> 2
+            n += 1
+        if s != 0:
+            seen += 1
+    inputs[j, n] = stretch[st.o0_p[node.node_c0[j]] >> 10]
+    node.node_seen[j] = seen
 
 
 @kernel

@@ -34,19 +34,15 @@ def expected_bit(reg, nibble, hi, j):
 
 
 @kernel
-def predict_inputs(st, reg, node, col):
-    """Every node's expected bit (node_eb, -1: none) and mixer input in column col:
+def node_inputs(st, reg, node, j, col):
+    """Node j's expected bit (node_eb[j], -1: none) and mixer input in column col:
     stretch(confidence) when a bit is expected, else 0."""
-    nibble = reg[R_NIBBLE]
-    hi = reg[R_HI]
-    bucket = match_bucket(reg[R_MATCH_LEN])
-    for j in range(1, 16):
-        eb = expected_bit(reg, nibble, hi, j)
-        node.node_eb[j] = eb
-        if eb >= 0:
-            node.inputs[j, col] = st.stretch[st.msm_p[bucket * 2 + eb] >> 10]
-        else:
-            node.inputs[j, col] = 0
+    eb = expected_bit(reg, reg[R_NIBBLE], reg[R_HI], j)
+    node.node_eb[j] = eb
+    if eb >= 0:
+        node.inputs[j, col] = st.stretch[st.msm_p[match_bucket(reg[R_MATCH_LEN]) * 2 + eb] >> 10]
+    else:
+        node.inputs[j, col] = 0
 
 
 @kernel

@@ -31,46 +31,52 @@ from .tree import advance_nibble, node_c0
 
 
 @kernel
-def prepare_nodes(st, reg, tables, slots, node):
-    """Every node's mixer inputs for the next nibble; returns the recurrent part's sign pattern
-    (a mixer selector).  reg, tables, slots and node are st's own except in peek_low_nibbles,
-    which predicts from scratch copies.
-
-    Each component fills its columns of every node's mixer inputs (contexts, order 0, match,
-    recurrent, then the bias); the mixers and the APMs then work node by node (node_probability).
-    Nodes do not depend on each other, so component by component is the same as node by node."""
+def prepare_nodes(st, reg, node):
+    """What the next nibble's nodes share: their partial bytes, the RNNME expert's columns (its
+    16-way distribution gives every node at once), and the recurrent part's sign pattern (a
+    mixer selector), which is returned.  node is st's own except in peek_low_nibbles."""
     cfg = st.cfg
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
     for j in range(1, 16):
         node.node_c0[j] = node_c0(nibble, hi, j)
-    histories.predict_inputs(st, tables, slots, node)
-    col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
-    # strength (issue 12): the run inputs, one per context
-    if cfg[C_RUN_INPUTS] > 0:
-        runs.predict_inputs(st, reg, node, col)
-        col += cfg[C_NCTX]
-    if cfg[C_MATCH_MIN] > 0:
-        match.predict_inputs(st, reg, node, col)
-        col += 1
-    else:
-        for j in range(1, 16):
-            node.node_eb[j] = -1
-    if cfg[C_RNN_H] > 0:
-        rnn.predict_inputs(st, reg, node, col)
-        col += 1
-    if cfg[C_RNNME_H] > 0:  # branch neural2: the RNNME expert
+    if cfg[C_RNNME_H] > 0:  # branch neural2: the RNNME expert, after every other component's columns
+        col = (cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1 + (cfg[C_NCTX] if cfg[C_RUN_INPUTS] > 0 else 0)
+               + (1 if cfg[C_MATCH_MIN] > 0 else 0) + (1 if cfg[C_RNN_H] > 0 else 0))
         rnnme_mix.predict_inputs(st, reg, node, col)
-        col += cfg[C_RNNME_INPUTS]
-    for j in range(1, 16):
-        node.inputs[j, col] = 256  # bias
     return rnn.sign_pattern(st, reg[R_RNN_T])
 
 
 @kernel
-def node_probability(st, reg, node, j, rnn_pattern):
-    """Node j's final 12-bit probability of a 1 bit (node_p[j]), after prepare_nodes: its mixers,
-    then its APMs."""
+def node_inputs(st, reg, tables, slots, node, j):
+    """Node j's mixer inputs, component by component: contexts and order 0, run inputs, match,
+    recurrent part, (the expert's, filled by prepare_nodes), then the bias.  reg, tables, slots
+    and node are st's own except in peek_low_nibbles, which predicts from scratch copies."""
+    cfg = st.cfg
+    histories.node_inputs(st, tables, slots, node, j)
+    col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
+    if cfg[C_RUN_INPUTS] > 0:  # strength (issue 12): the run inputs, one per context
+        runs.node_inputs(st, reg, node, j, col)
+        col += cfg[C_NCTX]
+    if cfg[C_MATCH_MIN] > 0:
+        match.node_inputs(st, reg, node, j, col)
+        col += 1
+    else:
+        node.node_eb[j] = -1
+    if cfg[C_RNN_H] > 0:
+        rnn.node_inputs(st, reg, node, j, col)
+        col += 1
+    if cfg[C_RNNME_H] > 0:  # branch neural2
+        col += cfg[C_RNNME_INPUTS]
+    node.inputs[j, col] = 256  # bias
+
+
+@kernel
+def node_probability(st, reg, tables, slots, node, j, rnn_pattern):
+    """Node j's final 12-bit probability of a 1 bit (node_p[j]), after prepare_nodes: its inputs,
+    its mixers, then its APMs.  Nodes do not depend on each other, and learning reads only the
+    coded nibble's path, so path coding may compute just the 4 nodes of the path."""
+    node_inputs(st, reg, tables, slots, node, j)
     mixer.predict_node(st, reg, node, j, rnn_pattern)
     apm.refine_node(st, reg, node, j)
     if st.cfg[C_RNNME_APM_W] > 0:  # branch neural2: the APM on the RNNME expert's expected nibble
@@ -82,9 +88,9 @@ def node_probability(st, reg, node, j, rnn_pattern):
 def predict_nibble(st, reg, tables, slots, node, out):
     """The next nibble's 16 (unnormalised) probabilities into out: every node's probability,
     multiplied down each nibble's path."""
-    rnn_pattern = prepare_nodes(st, reg, tables, slots, node)
+    rnn_pattern = prepare_nodes(st, reg, node)
     for j in range(1, 16):
-        node_probability(st, reg, node, j, rnn_pattern)
+        node_probability(st, reg, tables, slots, node, j, rnn_pattern)
     node_p = node.node_p
     for v in range(16):
         j = 1
@@ -160,18 +166,18 @@ def step_state(st, value, out):
 @kernel
 def path_step_state(st, value):
     """Path coding (ModelParams.path_coding), on the unpacked state: learn `value` like
-    step_state, then only prepare the next nibble's node inputs; returns the sign pattern that
-    node_probability takes.  The coder then asks for the four nodes of the nibble's path, one
+    step_state, then only prepare what the next nibble's nodes share; returns the sign pattern
+    that path_probability takes.  The coder then asks for the four nodes of the nibble's path, one
     by one, as it learns each bit: those nodes' probabilities are exactly what step_state
     computes for them, and learning reads only those nodes, so the model runs identically."""
     advance(st, value)
-    return prepare_nodes(st, st.reg, st.tables, st.slots, st.node)
+    return prepare_nodes(st, st.reg, st.node)
 
 
 @kernel
 def path_probability(st, j, rnn_pattern):
     """Path coding: node j's probability of a 1 bit (1..4095 of 4096), after path_step_state."""
-    return node_probability(st, st.reg, st.node, j, rnn_pattern)
+    return node_probability(st, st.reg, st.tables, st.slots, st.node, j, rnn_pattern)
 
 
 @kernel

@@ -104,24 +104,23 @@ def sign_pattern(st, t):
 
 
 @kernel
-def predict_inputs(st, reg, node, col):
-    """Every node's logit V[c0] . s(t) + b[c0] (node_z) and its mixer input in column col:
+def node_inputs(st, reg, node, j, col):
+    """Node j's logit V[c0] . s(t) + b[c0] (node_z[j]) and its mixer input in column col:
     stretch units (x256), clamped."""
     nh = st.cfg[C_RNN_H]
     t = reg[R_RNN_T]
     rnn_v, rnn_s = st.rnn_v, st.rnn_s
-    for j in range(1, 16):
-        c0 = node.node_c0[j]
-        z = st.rnn_b[c0]
-        for k in range(nh):
-            z += rnn_v[c0, k] * rnn_s[t, k]
-        node.node_z[j] = z
-        zi = z * 256.0
-        if zi > 2047.0:
-            zi = 2047.0
-        elif zi < -2047.0:
-            zi = -2047.0
-        node.inputs[j, col] = int(zi)
+    c0 = node.node_c0[j]
+    z = st.rnn_b[c0]
+    for k in range(nh):
+        z += rnn_v[c0, k] * rnn_s[t, k]
+    node.node_z[j] = z
+    zi = z * 256.0
+    if zi > 2047.0:
+        zi = 2047.0
+    elif zi < -2047.0:
+        zi = -2047.0
+    node.inputs[j, col] = int(zi)
 
 
 @kernel

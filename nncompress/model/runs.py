@@ -54,26 +54,19 @@ def update(st, byte):
 
 
 @kernel
-def predict_inputs(st, reg, node, col):
-    """Columns col .. col + nctx - 1: per context, stretch(confidence) toward the bit its last
-    byte has at the node while the path agrees with that byte, else 0."""
+def node_inputs(st, reg, node, j, col):
+    """Node j's columns col .. col + nctx - 1: per context, stretch(confidence) toward the bit
+    its last byte has at the node while the path agrees with that byte, else 0."""
     nibble = reg[R_NIBBLE]
     hi = reg[R_HI]
-    nctx = st.cfg[C_NCTX]
-    for j in range(1, 16):
-        for i in range(nctx):
-            node.inputs[j, col + i] = 0
-    for i in range(nctx):
+    for i in range(st.cfg[C_NCTX]):
         entry = st.run_cur[i]
-        if entry == 0:
-            continue
-        byte = (entry >> 8) & 255
-        if nibble == 1 and (byte >> 4) != hi:
-            continue
-        half = byte & 15 if nibble == 1 else byte >> 4
-        for d in range(4):  # the four nodes on the path of the byte's nibble: elsewhere 0
-            j, eb = path_node(half, d)
-            node.inputs[j, col + i] = st.stretch[st.run_p[i, map_index(entry, nibble, eb)] >> 10]
+        x = 0
+        if entry != 0:
+            eb = expected_bit_of((entry >> 8) & 255, nibble, hi, j)
+            if eb >= 0:
+                x = st.stretch[st.run_p[i, map_index(entry, nibble, eb)] >> 10]
+        node.inputs[j, col + i] = x
 
 
 @kernel
