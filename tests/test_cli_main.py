@@ -546,8 +546,9 @@ def test_decompressing_on_an_engine_stops_at_the_first_damaged_segment(doc, path
     assert main(["-d", str(packed)]) == 1
     err = capsys.readouterr().err
     if path_taken == "engine":  # (-t names every damaged segment; -d stops at the first)
-        assert err == (f"nncompress: {packed}: segment 1 (at byte {table[1].offset} of the archive): "
-                       "corrupt archive: block checksum mismatch (data damaged)\n")
+        # which check catches the damage first (the coder's or the block checksum) is the coding's
+        assert err.startswith(f"nncompress: {packed}: segment 1 (at byte {table[1].offset} of the "
+                              "archive): corrupt archive: ") and err.count("\n") == 1
     assert not (doc.parent / "d").exists()
 
 

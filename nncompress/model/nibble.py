@@ -15,6 +15,12 @@ in gated linear mixers (mixer.py) whose output two adaptive probability maps ref
 Entry points (all take the packed state of `state.pack`): `step` (one nibble, what the decoder
 calls), `predict_known` (a run of known nibbles, what the encoder calls) and `peek_low_nibbles`
 (analysis).  Encoder and decoder both go through `step_state`, so they cannot drift.
+
+With path coding (ModelParams.path_coding) the coder needs only the four nodes on the coded
+nibble's path: the encoder calls `predict_known_path`, the decoder (nncompress.fused)
+`path_step_state` and then `path_probability` node by node as it descends the tree.  Both go
+through `advance`, `prepare_nodes` and `node_probability`, as `step_state` does, and skipping
+the other 11 nodes changes nothing (tests/test_path_coding.py).
 """
 
 from __future__ import annotations

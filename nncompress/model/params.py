@@ -93,8 +93,9 @@ class ModelParams:
     rnnme_word_input_bits: int = extension(0)  # > 0: an input row per hashed current word (2^bits rows)
 
     # ---- round 9 (issue 12): how each nibble reaches the range coder (the model is the same) ----
-    # 0: one 16-way symbol, the product of its 15 nodes' probabilities; 1: four binary symbols
-    # down its path, so that encoder and decoder mix only those 4 nodes (about twice as fast)
+    # 0: one 16-way symbol from the products of its 15 nodes' probabilities; 1: one symbol whose
+    # interval is cut down the nibble tree in integers (rangecoder.tree_split), so that encoder
+    # and decoder compute only the 4 nodes of its path (1.3-1.9x as fast, the same bits)
     path_coding: int = extension(0)
 
     def __post_init__(self):
