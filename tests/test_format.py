@@ -2,6 +2,7 @@ import pytest
 
 from nncompress import format as fmt
 from nncompress.format import NNCError
+from nncompress.presets import LEVEL_PRESET
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**32, 2**63 - 1])
@@ -179,7 +180,7 @@ def test_scan_lists_every_stream_without_decoding():
     assert [(i.compressed_size, i.raw_size, i.blocks) for i in infos] == [
         (len(one), 250, 3), (len(two), 13, 1)]
     assert infos[0].crc == fmt.crc32(b"a" * 250) and infos[1].crc == fmt.crc32(b"second stream")
-    assert infos[0].header.block_size == 100 and infos[1].header.preset == 1
+    assert infos[0].header.block_size == 100 and infos[1].header.preset == LEVEL_PRESET[1]
     empty = _archive(b"", 100)
     assert [(i.raw_size, i.blocks) for i in fmt.scan(empty + one)] == [(0, 0), (250, 3)]
 
@@ -346,7 +347,7 @@ def test_one_block_stream_lists_its_block_checksum():
     archive = nncompress.compress(b"one block", 1)
     (info,) = fmt.scan(archive)
     assert (info.blocks, info.raw_size, info.crc) == (1, 9, fmt.crc32(b"one block"))
-    assert info.header.version == 2 and info.header.preset == 1
+    assert info.header.version == 2 and info.header.preset == LEVEL_PRESET[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 import nncompress
 from nncompress import listing
 from nncompress.cli import main
-from nncompress.presets import params_for_level
+from nncompress.presets import LEVEL_PRESET, params_for_level
 
 DATA = b"".join(b"row %d of the listing test\n" % k for k in range(60))
 
@@ -38,7 +38,7 @@ def test_json_row_of_each_stream(archives, tmp_path, capsys):
     assert first == {
         "file": str(path), "compressed": len(one), "uncompressed": len(DATA),
         "ratio": round(len(one) / len(DATA), 4), "bpc": round(8 * len(one) / len(DATA), 4),
-        "level": 1, "model": "cm", "format_version": nncompress.FORMAT_VERSION, "preset": 1,
+        "level": 1, "model": "cm", "format_version": nncompress.FORMAT_VERSION, "preset": LEVEL_PRESET[1],
         "blocks": 4, "crc32": f"{zlib.crc32(DATA):08x}", "params": first["params"]}
     assert first["params"]["contexts"] == list(params_for_level(1).contexts)
     assert second == {

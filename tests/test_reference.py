@@ -183,14 +183,14 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
 @pytest.mark.parametrize("extra", [
     dict(EXPERT),
     dict(EXPERT, rnnme_inputs=2, rnnme_apm_weight=6, mixer_select=0b100000011),
-    dict(EXPERT, rnnme_pure=1, rnnme_inputs=0),
+    dict(EXPERT, rnnme_pure=1, rnnme_inputs=0, path_coding=0),  # the pure expert codes 16-way
     # branch expert4: the match model's features, four of the predictor's contexts as features
     # (the first and three from the end of level 3's list), a rate schedule of its own
     dict(EXPERT, rnnme_match_feature=3, rnnme_context_features=0b1110000001,
          rnnme_me_lr_milli=300, rnnme_me_decay_milli=20, rnnme_me_min_milli=100),
     # round 7: the LSTM cell with Adam, the byte two back and a word input row
     dict(EXPERT, rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_bits=6),
-    dict(EXPERT, rnnme_cell=1, rnnme_pure=1, rnnme_inputs=0),
+    dict(EXPERT, rnnme_cell=1, rnnme_pure=1, rnnme_inputs=0, path_coding=0),
 ], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates", "lstm-inputs",
         "lstm-pure"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
