@@ -52,7 +52,7 @@ def apm_update(table, row, lo, w, bit, rate):
     table[row, lo + 1] += ((target - table[row, lo + 1]) * w) >> (7 + rate)
 
 
-@kernel
+@kernel(inline=True)
 def refine_node(st, reg, node, j):
     """Node j's final 12-bit probability (node_p[j]) from the mixer's (node_pmix[j]); records the
     points for learning in node_apm[j] = (APM1 low point, weight, APM2 row, low point, weight,

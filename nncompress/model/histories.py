@@ -74,7 +74,7 @@ def claim_nibble_slots(st):
         st.slots[i] = claim_slot(st.tables[i], hash2(st.ctx_hash[i], salt), st.priority)
 
 
-@kernel
+@kernel(inline=True)
 def node_inputs(st, tables, slots, node, j):
     """Node j's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
     >= 2 the same if the history is deterministic, then with 3 p linear) and from the order-0 map

@@ -33,7 +33,7 @@ def expected_bit(reg, nibble, hi, j):
     return expected_bit_of(reg[R_MATCH_BYTE], nibble, hi, j)
 
 
-@kernel
+@kernel(inline=True)
 def node_inputs(st, reg, node, j, col):
     """Node j's expected bit (node_eb[j], -1: none) and mixer input in column col:
     stretch(confidence) when a bit is expected, else 0."""

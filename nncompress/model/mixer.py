@@ -74,7 +74,7 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 
-@kernel
+@kernel(inline=True)
 def predict_node(st, reg, node, j, rnn_pattern):
     """Node j's mixed 12-bit probability (node_pmix[j]) from node.inputs[j]; records the rows,
     outputs and probabilities learning needs.  Nodes are independent: a decoder that codes a

@@ -53,7 +53,7 @@ def prepare_nodes(st, reg, node):
     return rnn.sign_pattern(st, reg[R_RNN_T])
 
 
-@kernel
+@kernel(inline=True)
 def node_inputs(st, reg, tables, slots, node, j):
     """Node j's mixer inputs, component by component: contexts and order 0, run inputs, match,
     recurrent part, (the expert's, filled by prepare_nodes), then the bias.  reg, tables, slots
@@ -77,7 +77,7 @@ def node_inputs(st, reg, tables, slots, node, j):
     node.inputs[j, col] = 256  # bias
 
 
-@kernel
+@kernel(inline=True)
 def node_probability(st, reg, tables, slots, node, j, rnn_pattern):
     """Node j's final 12-bit probability of a 1 bit (node_p[j]), after prepare_nodes: its inputs,
     its mixers, then its APMs.  Nodes do not depend on each other, and learning reads only the
@@ -169,7 +169,7 @@ def step_state(st, value, out):
     predict_nibble(st, st.reg, st.tables, st.slots, st.node, out)
 
 
-@kernel
+@kernel(inline=True)
 def path_step_state(st, value):
     """Path coding (ModelParams.path_coding), on the unpacked state: learn `value` like
     step_state, then only prepare what the next nibble's nodes share; returns the sign pattern
@@ -180,7 +180,7 @@ def path_step_state(st, value):
     return prepare_nodes(st, st.reg, st.node)
 
 
-@kernel
+@kernel(inline=True)
 def path_probability(st, j, rnn_pattern):
     """Path coding: node j's probability of a 1 bit (1..4095 of 4096), after path_step_state."""
     return node_probability(st, st.reg, st.tables, st.slots, st.node, j, rnn_pattern)

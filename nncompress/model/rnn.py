@@ -103,7 +103,7 @@ def sign_pattern(st, t):
     return pattern
 
 
-@kernel
+@kernel(inline=True)
 def node_inputs(st, reg, node, j, col):
     """Node j's logit V[c0] . s(t) + b[c0] (node_z[j]) and its mixer input in column col:
     stretch units (x256), clamped."""

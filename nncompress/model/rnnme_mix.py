@@ -118,7 +118,7 @@ def _subtree_masses(dist, mass):
     return mass
 
 
-@kernel
+@kernel(inline=True)
 def refine_node(st, node, j):
     """Average an APM over (expected nibble, confidence, partial byte) into node j's final
     probability; records the point for learning in node_rn_apm[j] = (row, low point, weight)."""

@@ -53,7 +53,7 @@ def update(st, byte):
         st.run_table[i, st.run_idx[i]] = check | (byte << 8) | (run << 16)
 
 
-@kernel
+@kernel(inline=True)
 def node_inputs(st, reg, node, j, col):
     """Node j's columns col .. col + nctx - 1: per context, stretch(confidence) toward the bit
     its last byte has at the node while the path agrees with that byte, else 0."""
