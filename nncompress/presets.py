@@ -209,13 +209,16 @@ def _path_coded(params: ModelParams) -> ModelParams:
     return ModelParams(**dict(params.__dict__, path_coding=1))
 
 
-# With that speed, level 6 becomes round 6's level 8 with round 7's three changes to level 9's
-# context-mixing part (APMs at rate 1/64, matches of 16 bytes or more, order 12 as a 25th context;
-# bench/TUNING.md, round 9: 0.0013-0.0091 bpc better than round 6's level 8 on all 17 shared
-# files), i.e. level 9 without the expert: ~425 MiB.  It reaches issue 12's level-6 figures on all
-# eight English files, and with path coding it runs faster than round 3's level 6 did without.
+# With that speed, level 6 takes round 8's level 7 (better than round 3's level 6 on all 17 shared
+# files, by 0.0022 to 0.034; ~380 MiB), and levels 7 and 8 round 6's level 8 with round 7's three
+# changes to level 9's context-mixing part (APMs at rate 1/64, matches of 16 bytes or more, order 12
+# as a 25th context; bench/TUNING.md, round 9: 0.0013-0.0091 bpc better than round 6's level 8 on
+# all 17 shared files), i.e. level 9 without the expert: ~425 MiB, and issue 12's level-6 figures
+# on all eight English files, at about 0.5-0.75x round 3's level-6 speed (under its 50 KB/s floor,
+# hence level 7).
 _FAST_R9 = _path_coded(_FAST)
 _MEDIUM_R9 = _path_coded(_MEDIUM_R3)
+_DEFAULT_R9 = _path_coded(_DEFAULT_RUNS_R8)
 _STRONG_CM_R9 = _path_coded(ModelParams(**dict(
     _STRONG_CM_R6.__dict__, apm_rate=6, match_min=16, contexts=_STRONG_CM_R6.contexts + (C.ORDER12,))))
 _STRONG_R9 = _path_coded(_STRONG_E7)
@@ -252,10 +255,11 @@ PRESETS = {
     24: Preset(9, _STRONG_E7),
     # round 8
     25: Preset(7, _DEFAULT_RUNS_R8),
-    # round 9: path coding at every level; levels 6-8 take level 9's context-mixing part
+    # round 9: path coding at every level; level 6 takes level 7's model, levels 7 and 8 level 9's
+    # context-mixing part
     26: Preset(1, _FAST_R9), 27: Preset(2, _FAST_R9),
     28: Preset(3, _MEDIUM_R9), 29: Preset(4, _MEDIUM_R9), 30: Preset(5, _MEDIUM_R9),
-    31: Preset(6, _STRONG_CM_R9), 32: Preset(7, _STRONG_CM_R9), 33: Preset(8, _STRONG_CM_R9),
+    31: Preset(6, _DEFAULT_R9), 32: Preset(7, _STRONG_CM_R9), 33: Preset(8, _STRONG_CM_R9),
     34: Preset(9, _STRONG_R9),
 }
 

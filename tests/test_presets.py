@@ -53,7 +53,7 @@ FROZEN = {
     28: "713308ee1f42ed0f",
     29: "6ef7096ede7516bb",
     30: "95a15ccfcb6bcdae",
-    31: "3ea3d144fb9bd3e5",
+    31: "fc9b0ae29a27c394",
     32: "ab6bf7c1fb0390cf",
     33: "26632ed0940cb8b2",
     34: "e4a4ae99d36ea9b0",
