@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .contexts import hash2
 from .jit import kernel
+from .prefetch import prefetch
 from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
 from .tree import path_node
 
@@ -29,12 +30,18 @@ def counter_update(p, n, k, bit, recip, limit):
         n[k] += 1
 
 
+@kernel(inline=True)
+def bucket_base(table, h):
+    """The first of the 4 slots of hash h's bucket (4 slots of 16 bytes: one cache line)."""
+    nslots = table.shape[0] >> 4
+    return (h & (nslots - 1)) & ~3
+
+
 @kernel
 def lookup_slot(table, h):
     """Find the 16-byte slot for hash h: 4-way bucket, 8-bit check; -1 if absent."""
-    nslots = table.shape[0] >> 4
     check = (h >> 24) & 255
-    base = (h & (nslots - 1)) & ~3
+    base = bucket_base(table, h)
     for k in range(4):
         off = (base + k) << 4
         if table[off] == check:
@@ -48,9 +55,8 @@ def claim_slot(table, h, priority):
     off = lookup_slot(table, h)
     if off >= 0:
         return off
-    nslots = table.shape[0] >> 4
     check = (h >> 24) & 255
-    base = (h & (nslots - 1)) & ~3
+    base = bucket_base(table, h)
     best = base << 4
     best_pri = 1 << 30
     for k in range(4):
@@ -70,6 +76,9 @@ def claim_nibble_slots(st):
     """Each context's slot for the nibble about to be coded (salted by the high nibble)."""
     reg = st.reg
     salt = 0 if reg[R_NIBBLE] == 0 else 1 + reg[R_HI]
+    for i in range(st.cfg[C_NCTX]):  # every bucket's cache line requested at once
+        table = st.tables[i]
+        prefetch(table, bucket_base(table, hash2(st.ctx_hash[i], salt)) << 4)
     for i in range(st.cfg[C_NCTX]):
         st.slots[i] = claim_slot(st.tables[i], hash2(st.ctx_hash[i], salt), st.priority)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .histories import counter_update
 from .jit import kernel
+from .prefetch import prefetch
 from .state import C_NCTX, R_HI, R_NIBBLE
 from .tree import expected_bit_of, path_node
 
@@ -31,6 +32,8 @@ def map_index(entry, nibble, eb):
 def lookup(st):
     """Each context's entry for the byte about to be coded (run_cur: 0 when absent)."""
     mask = st.run_table.shape[1] - 1
+    for i in range(st.cfg[C_NCTX]):  # every entry's cache line requested at once
+        prefetch(st.run_table[i], st.ctx_hash[i] & mask)
     for i in range(st.cfg[C_NCTX]):
         h = st.ctx_hash[i]
         idx = h & mask
