@@ -76,11 +76,13 @@ def claim_nibble_slots(st):
     """Each context's slot for the nibble about to be coded (salted by the high nibble)."""
     reg = st.reg
     salt = 0 if reg[R_NIBBLE] == 0 else 1 + reg[R_HI]
-    for i in range(st.cfg[C_NCTX]):  # every bucket's cache line requested at once
-        table = st.tables[i]
-        prefetch(table, bucket_base(table, hash2(st.ctx_hash[i], salt)) << 4)
+    slots = st.slots
+    # first every bucket's cache line is requested (slots hold the hashes meanwhile), then claimed
     for i in range(st.cfg[C_NCTX]):
-        st.slots[i] = claim_slot(st.tables[i], hash2(st.ctx_hash[i], salt), st.priority)
+        slots[i] = hash2(st.ctx_hash[i], salt)
+        prefetch(st.tables[i], bucket_base(st.tables[i], slots[i]) << 4)
+    for i in range(st.cfg[C_NCTX]):
+        slots[i] = claim_slot(st.tables[i], slots[i], st.priority)
 
 
 @kernel(inline=True)
