@@ -224,6 +224,16 @@ _STRONG_CM_R9 = _path_coded(ModelParams(**dict(
 _STRONG_R9 = _path_coded(_STRONG_E7)
 
 
+# ---- round 11 (issue 12): level 6 takes the column context -------------------------------------------
+
+# Level 6 with the column context (the column in the line and the byte above; bench/TUNING.md,
+# round 10: worth 0.013-0.019 bpc alone on alice29.txt, lcet10.txt and plrabn12.txt) and level 7's
+# APMs at rate 1/64 and matches of 16 bytes or more: better than preset 31 on all 17 shared files
+# and issue 12's level-6 figures on all eight English files, at ~96 % of its kernel speed; ~404 MiB.
+_DEFAULT_R11 = ModelParams(**dict(
+    _DEFAULT_R9.__dict__, apm_rate=6, match_min=16, contexts=_DEFAULT_R9.contexts + (C.COLUMN,)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -261,6 +271,8 @@ PRESETS = {
     28: Preset(3, _MEDIUM_R9), 29: Preset(4, _MEDIUM_R9), 30: Preset(5, _MEDIUM_R9),
     31: Preset(6, _DEFAULT_R9), 32: Preset(7, _STRONG_CM_R9), 33: Preset(8, _STRONG_CM_R9),
     34: Preset(9, _STRONG_R9),
+    # round 11: level 6 with the column context, APMs at rate 1/64 and matches of 16 bytes or more
+    35: Preset(6, _DEFAULT_R11),
 }
 
 # Each level is the newest preset registered for it.

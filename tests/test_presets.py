@@ -57,6 +57,8 @@ FROZEN = {
     32: "ab6bf7c1fb0390cf",
     33: "26632ed0940cb8b2",
     34: "e4a4ae99d36ea9b0",
+    # round 11: level 6 with the column context, APM rate 1/64, matches of 16 bytes or more
+    35: "12b49977786a3e74",
 }
 
 
