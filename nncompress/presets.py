@@ -234,6 +234,19 @@ _DEFAULT_R11 = ModelParams(**dict(
     _DEFAULT_R9.__dict__, apm_rate=6, match_min=16, contexts=_DEFAULT_R9.contexts + (C.COLUMN,)))
 
 
+# ---- round 12 (issue 11): the expert's direct connections step more finely ------------------------
+
+# Level 9 with a slower direct-connection schedule: a row used n times steps at
+# max(0.01, 0.3 / (1 + 0.1 n)) instead of max(0.05, 0.5 / (1 + 0.05 n)).  Round 4 screened the
+# schedule one field at a time on the tanh expert and found no lever; beside the LSTM, with 2^26
+# weights and the mix's features, the finer steps are worth 0.0001-0.011 bpc on 14 of the 17
+# shared files (the most on plrabn12.txt and the Korean text), and cost grammar.lsp, fields.c
+# and trans 0.0002-0.005 (grammar.lsp: 2.5 bytes) (bench/NEURAL.md, "Round 12").  Same
+# model, same memory and speed.
+_STRONG_R12 = ModelParams(**dict(_STRONG_R9.__dict__, rnnme_me_lr_milli=300,
+                                 rnnme_me_decay_milli=100, rnnme_me_min_milli=10))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -273,6 +286,8 @@ PRESETS = {
     34: Preset(9, _STRONG_R9),
     # round 11: level 6 with the column context, APMs at rate 1/64 and matches of 16 bytes or more
     35: Preset(6, _DEFAULT_R11),
+    # round 12: level 9's direct connections with a slower step schedule
+    36: Preset(9, _STRONG_R12),
 }
 
 # Each level is the newest preset registered for it.

@@ -59,6 +59,8 @@ FROZEN = {
     34: "e4a4ae99d36ea9b0",
     # round 11: level 6 with the column context, APM rate 1/64, matches of 16 bytes or more
     35: "12b49977786a3e74",
+    # round 12: level 9's direct connections with a slower step schedule
+    36: "3d02399eb3abeb19",
 }
 
 
