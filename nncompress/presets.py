@@ -247,6 +247,19 @@ _STRONG_R12 = ModelParams(**dict(_STRONG_R9.__dict__, rnnme_me_lr_milli=300,
                                  rnnme_me_decay_milli=100, rnnme_me_min_milli=10))
 
 
+# Round 13 (strength round 4, issue 12): the line as a context.  A mixer whose weight sets are
+# chosen by the class of the byte above (previous line, same column) x a column bucket, one by
+# the word's place in the sentence (capitalisation, quotes), three contexts keyed by the line's
+# first two bytes or the two bytes above (with the last two bytes / the current word); the
+# recurrent-sign mixer goes (it no longer pays beside them).  Model only, against preset 36:
+# 0.003-0.011 bpc on the English files (news the most) (bench/TUNING.md, round 13).
+_STRONG_R13 = ModelParams(**dict(
+    _STRONG_R12.__dict__,
+    contexts=_STRONG_R12.contexts + (C.LINE_PREFIX, C.LINE_WORD, C.ABOVE_ORDER2),
+    mixer_select=selector_mask(S.PARTIAL_BYTE, S.MATCH, S.PREV_BYTE, S.SEEN, S.RNN_SIGNS, S.CLASSES,
+                               S.CLASS_RUNS, S.RNNME, S.COLUMN_ABOVE, S.WORD_STATE)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -288,6 +301,8 @@ PRESETS = {
     35: Preset(6, _DEFAULT_R11),
     # round 12: level 9's direct connections with a slower step schedule
     36: Preset(9, _STRONG_R12),
+    # round 13: level 9 reads the line: column/above and word-state mixers, line contexts
+    37: Preset(9, _STRONG_R13),
 }
 
 # Each level is the newest preset registered for it.

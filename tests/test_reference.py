@@ -24,7 +24,8 @@ _SENTENCE = b"Alice was beginning to get very tired of sitting by her sister on 
 _MUTATED = _SENTENCE[:50] + b"X" + _SENTENCE[51:]
 # Lines of different lengths (column context), words and word pairs, long repeats (match model;
 # the mutated copy in between makes the match jump back to the first copy, found with a long
-# verified length), upper case and UTF-8 (word folding), binary bytes and a run of zeros.
+# verified length), upper case and UTF-8 (word folding; two- and three-byte characters), binary
+# bytes and a run of zeros.
 VARIED = (
     b"The quick brown fox jumps over the lazy dog;\n"
     + _SENTENCE
@@ -36,6 +37,7 @@ VARIED = (
     + _SENTENCE
     + b"x = [1, 2, 3]\ny = {'a': 0xff}\n\t\tindented\n"
     + _SENTENCE[:40]
+    + "\n한국어 문장, 세 바이트 글자.\n".encode()  # three-byte UTF-8 (the word-state mixer's places)
 )
 
 
@@ -100,7 +102,7 @@ def test_twin_matches_kernels_with_slot_eviction(sample_text):
 
 EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SKIP1, SPARSE_GAP,
                  COLUMN, WORD_ORDER1, WORD_TRIGRAM, WORD_SKIP, 40, 41, 42, 44, 46, 49, 50, 51,
-                 52, 53)  # 52, 53: strength (issue 12)
+                 52, 53)  # 52, 53: strength (issue 12); 54-56 (round 4): below
 
 
 @pytest.mark.parametrize("params", [
@@ -130,8 +132,14 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 2, 4, WORD), run_inputs=1, **SMALL),
     ModelParams(contexts=(1, 3, WORD), match_min=6, match_recover=6, mixer_select=0b10, **SMALL),
     ModelParams(contexts=(1, 2, WORD), apm_chain=0b1010, apm_chain_weight=16, mixer_init=12, **SMALL),
+    # strength round 4: case-folded orders, the line-prefix context, the column and word-state
+    # mixers
+    ModelParams(contexts=(1, 2, WORD, 54, 55, 56), mixer_select=(1 << 9) | (1 << 10) | 1,
+                **SMALL),
+    ModelParams(contexts=(1, 3, 56, 57, 58), mixer_select=(1 << 9) | (1 << 11) | (1 << 12) | 0b10,
+                match_min=5, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
-        "match_recover", "apm_chain"])
+        "match_recover", "apm_chain", "round4", "round4_column"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the

@@ -13,6 +13,7 @@ from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CL
                     R_LINE_START, R_POS, R_PREV_LINE_START, R_WORD, R_WORD1, R_WORD2,
                     R_WORD_PREFIX)
 from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (issue 12)
+from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -53,6 +54,18 @@ def byte_class(c):
     if c < 128:
         return _OTHER_ASCII
     return _HIGH
+
+
+@kernel(inline=True)
+def fold_case(x):
+    """The four bytes of x with A-Z turned into a-z."""
+    out = 0
+    for k in range(4):
+        b = (x >> (8 * k)) & 0xFF
+        if 65 <= b <= 90:
+            b += 32
+        out |= b << (8 * k)
+    return out
 
 
 @kernel
@@ -114,8 +127,23 @@ def byte_context_hashes(st):
         elif kind == Context.SENTENCE_WORD:  # strength (issue 12)
             h = hash2(hash2(kind, reg[R_SENTENCE_WORDS] | (reg[R_CAPS] << 4)
                             | (reg[R_WORD_CAP] << 8)), reg[R_WORD])
-        else:  # Context.NESTING_WORD (strength, issue 12)
+        elif kind == Context.NESTING_WORD:  # strength (issue 12)
             h = hash2(hash2(kind, reg[R_NEST] | ((c4 & 0xFF) << 8)), reg[R_WORD])
+        elif kind == Context.FOLDED_ORDER3:  # strength round 4 (issue 12)
+            h = hash2(kind, fold_case(c4) & 0xFFFFFF)
+        elif kind == Context.FOLDED_ORDER5:
+            h = hash2(hash2(kind, fold_case(c4)), fold_case(c8) & 0xFF)
+        elif kind == Context.LINE_PREFIX or kind == Context.LINE_WORD:
+            col = reg[R_COLUMN]
+            first = hist[reg[R_LINE_START] & hmask] if col > 0 else 256
+            second = hist[(reg[R_LINE_START] + 1) & hmask] if col > 1 else 256
+            h = hash2(hash2(kind, first | (second << 9)),
+                      c4 & 0xFFFF if kind == Context.LINE_PREFIX else reg[R_WORD])
+        else:  # Context.ABOVE_ORDER2
+            above = reg[R_PREV_LINE_START] + reg[R_COLUMN]
+            a0 = hist[above & hmask] if above < reg[R_LINE_START] else 256
+            a1 = hist[(above + 1) & hmask] if above + 1 < reg[R_LINE_START] else 256
+            h = hash2(hash2(kind, a0 | (a1 << 9)), c4 & 0xFFFF)
         st.ctx_hash[i] = h
 
 
@@ -185,3 +213,16 @@ def append_byte(st, byte):
         reg[R_COLUMN] = 0
     else:
         reg[R_COLUMN] += 1
+    # strength round 4 (issue 12): the byte above the next one, for Selector.COLUMN_ABOVE
+    hmask = (1 << st.cfg[C_HIST_BITS]) - 1
+    above = reg[R_PREV_LINE_START] + reg[R_COLUMN]
+    if above < reg[R_LINE_START]:
+        reg[R_ABOVE] = 1 + hist[above & hmask]
+        reg[R_ABOVE_CLASS] = 1 + byte_class(hist[above & hmask])
+    else:
+        reg[R_ABOVE] = 0
+        reg[R_ABOVE_CLASS] = 0
+    col = reg[R_COLUMN]
+    first = 1 + byte_class(hist[reg[R_LINE_START] & hmask]) if col > 0 else 0
+    second = 1 + byte_class(hist[(reg[R_LINE_START] + 1) & hmask]) if col > 1 else 0
+    reg[R_LINE_CLASSES] = first * 9 + second

@@ -48,6 +48,12 @@ class Context(IntEnum):
     # strength (issue 12): text structure
     SENTENCE_WORD = 52  # current word + words since the sentence began + capitalisation of the last words
     NESTING_WORD = 53  # current word + bracket/quote nesting + previous byte
+    # strength round 4 (issue 12)
+    FOLDED_ORDER3 = 54  # the last three bytes, letters case-folded
+    FOLDED_ORDER5 = 55  # the last five bytes, letters case-folded
+    LINE_PREFIX = 56  # the first two bytes of the current line + the last two bytes
+    LINE_WORD = 57  # the first two bytes of the current line + the current partial word
+    ABOVE_ORDER2 = 58  # the two bytes above (previous line, this column and the next) + the last two bytes
 
 
 MAX_ORDER = 16
@@ -68,6 +74,13 @@ class Selector(IntEnum):
     CLASS_RUNS = 7  # classes of the last three same-class runs x partial byte
     # branch neural2: the RNNME expert's most likely nibble x its confidence (4) x partial byte
     RNNME = 8
+    # strength round 4 (issue 12)
+    COLUMN_ABOVE = 9  # class of the byte above (in the previous line) x column bucket x partial byte
+    # words into the sentence x capitalisation x inside quotes x in a word x partial byte; after a
+    # UTF-8 byte, words into the sentence x the next byte's place in its character instead
+    WORD_STATE = 10
+    ABOVE_BYTE = 11  # the byte above (previous line, same column) x partial byte
+    LINE_CLASSES = 12  # classes of the line's first two bytes x column bucket x partial byte
 
 
 # weight rows each selector chooses among (SEEN: up to 32 contexts + 1 counts x 32 nodes)
@@ -81,6 +94,10 @@ SELECTOR_ROWS = {
     Selector.CLASSES: 1 << 17,
     Selector.CLASS_RUNS: 1 << 17,
     Selector.RNNME: 64 << 8,  # branch neural2
+    Selector.COLUMN_ABOVE: 72 << 8,  # 1 + 8 classes (0: no byte above) x 8 column buckets
+    Selector.WORD_STATE: 152 << 8,  # 128 word states + 8 sentence positions x 3 UTF-8 places
+    Selector.ABOVE_BYTE: 257 << 8,
+    Selector.LINE_CLASSES: 648 << 8,  # 9 x 9 class pairs x 8 column buckets
 }
 MAX_SELECTORS = len(Selector)
 

@@ -18,6 +18,8 @@ from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
 from .state import C_MIXER_INIT, C_RUN_INPUTS  # strength (issue 12)
+from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
+                    R_WORD, R_WORD_CAP)
 from .state import (C_CTX_INPUTS, C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NCTX,
                     C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
                     R_NIBBLE)
@@ -52,6 +54,20 @@ def initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight,
 
 
 @kernel(inline=True)
+def column_bucket(col):
+    """Columns 0-3 each, then 4-7, 8-15, 16-31 and 32 on: 0..7."""
+    if col < 4:
+        return col
+    if col < 8:
+        return 4
+    if col < 16:
+        return 5
+    if col < 32:
+        return 6
+    return 7
+
+
+@kernel(inline=True)
 def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
     """The weight row (within its selector's block) that selector `kind` picks at node j."""
     if kind == Selector.PARTIAL_BYTE:
@@ -71,6 +87,20 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
         return ((reg[R_CLASSES] & 0x1FF) << 8) | c0
     if kind == Selector.RNNME:  # branch neural2: the RNNME expert's expected nibble x confidence
         return (rnnme_code << 8) | c0
+    if kind == Selector.COLUMN_ABOVE:  # strength round 4 (issue 12)
+        return (((reg[R_ABOVE_CLASS] << 3) | column_bucket(reg[R_COLUMN])) << 8) | c0
+    if kind == Selector.WORD_STATE:
+        last = reg[R_C4] & 0xFF
+        if last >= 128:  # inside a UTF-8 word: the place in the character instead of the English word state
+            place = 1 if last >= 0xC0 else (2 if ((reg[R_C4] >> 8) & 0xFF) >= 0xE0 else 0)
+            return ((128 | min(reg[R_SENTENCE_WORDS], 7) | (place << 3)) << 8) | c0
+        state = (min(reg[R_SENTENCE_WORDS], 7) | (reg[R_WORD_CAP] << 3) | ((reg[R_CAPS] & 1) << 4)
+                 | (((reg[R_NEST] >> 4) & 1) << 5) | ((1 if reg[R_WORD] != 0 else 0) << 6))
+        return (state << 8) | c0
+    if kind == Selector.ABOVE_BYTE:
+        return (reg[R_ABOVE] << 8) | c0
+    if kind == Selector.LINE_CLASSES:
+        return (((reg[R_LINE_CLASSES] << 3) | column_bucket(reg[R_COLUMN])) << 8) | c0
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 

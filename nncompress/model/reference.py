@@ -202,6 +202,16 @@ class ByteHistory:
             self.column += 1
 
 
+def fold_case(x: int) -> int:
+    """The four bytes of x with A-Z turned into a-z."""
+    return int.from_bytes(x.to_bytes(4, "little").lower(), "little")
+
+
+def column_bucket(column: int) -> int:
+    """Columns 0-3 each, then 4-7, 8-15, 16-31 and 32 on: 0..7."""
+    return column if column < 4 else 4 if column < 8 else 5 if column < 16 else 6 if column < 32 else 7
+
+
 def context_hash(kind: int, h: ByteHistory) -> int:
     """The hash of context `kind` (a kinds.Context) for the byte about to be coded."""
     c1 = h.last4 & 0xFF
@@ -255,6 +265,20 @@ def context_hash(kind: int, h: ByteHistory) -> int:
     if kind == Context.NESTING_WORD:
         nest = h.paren | (h.square << 2) | (h.quote << 4)
         return hash32(hash32(kind, nest | (c1 << 8)), h.word)
+    if kind == Context.FOLDED_ORDER3:  # strength round 4 (issue 12)
+        return hash32(kind, fold_case(h.last4) & 0xFFFFFF)
+    if kind == Context.FOLDED_ORDER5:
+        return hash32(hash32(kind, fold_case(h.last4)), fold_case(h.before4) & 0xFF)
+    if kind in (Context.LINE_PREFIX, Context.LINE_WORD):
+        first = h.at(h.line_start) if h.column > 0 else 256
+        second = h.at(h.line_start + 1) if h.column > 1 else 256
+        return hash32(hash32(kind, first | (second << 9)),
+                      h.last4 & 0xFFFF if kind == Context.LINE_PREFIX else h.word)
+    if kind == Context.ABOVE_ORDER2:
+        above = h.prev_line_start + h.column
+        a0 = h.at(above) if above < h.line_start else 256
+        a1 = h.at(above + 1) if above + 1 < h.line_start else 256
+        return hash32(hash32(kind, a0 | (a1 << 9)), h.last4 & 0xFFFF)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -817,6 +841,26 @@ class ReferencePredictor:
             return ((self.history.classes & 0x1FF) << 8) | c0
         if kind == Selector.RNNME:
             return (self.expert.code << 8) | c0
+        h = self.history
+        if kind == Selector.COLUMN_ABOVE:  # strength round 4 (issue 12)
+            above = h.prev_line_start + h.column
+            above_class = 1 + byte_class(h.at(above)) if above < h.line_start else 0
+            return (((above_class << 3) | column_bucket(h.column)) << 8) | c0
+        if kind == Selector.WORD_STATE:
+            last, before = h.last4 & 0xFF, (h.last4 >> 8) & 0xFF
+            if last >= 0x80:  # inside a UTF-8 word: where the next byte falls in its character
+                place = 1 if last >= 0xC0 else (2 if before >= 0xE0 else 0)
+                return ((128 | min(h.sentence_words, 7) | (place << 3)) << 8) | c0
+            state = (min(h.sentence_words, 7) | (h.word_cap << 3) | ((h.caps & 1) << 4)
+                     | (h.quote << 5) | (int(h.word != 0) << 6))
+            return (state << 8) | c0
+        if kind == Selector.ABOVE_BYTE:
+            above = h.prev_line_start + h.column
+            return ((1 + h.at(above) if above < h.line_start else 0) << 8) | c0
+        if kind == Selector.LINE_CLASSES:
+            first = 1 + byte_class(h.at(h.line_start)) if h.column > 0 else 0
+            second = 1 + byte_class(h.at(h.line_start + 1)) if h.column > 1 else 0
+            return ((((first * 9 + second) << 3) | column_bucket(h.column)) << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
@@ -859,6 +903,9 @@ class ReferencePredictor:
         node.rows, node.stretched, node.probs = [], [], []
         for kind, mixer in zip(self.selectors, self.mixers):
             row = self._selector_row(kind, c0, j, seen, node.expected, pattern)
+            # the fast model stacks the selectors' rows in one array: a row past its block would
+            # silently train the next selector's weights there
+            assert 0 <= row < SELECTOR_ROWS[kind], (Selector(kind).name, row)
             x = mixer.mix(row, inputs)
             node.rows.append(row)
             node.stretched.append(x)

@@ -84,7 +84,11 @@ R_SENTENCE_WORDS = 18  # words completed since the last . ! ? (capped at 15)
 R_CAPS = 19  # capitalised or not, the last four completed words (bit 0 the latest)
 R_WORD_CAP = 20  # 1 if the current word began with a capital letter
 R_NEST = 21  # ( depth (2 bits), [/{ depth (2 bits), inside "..." (1 bit)
-REGISTER_SIZE = 22
+# strength round 4 (issue 12)
+R_ABOVE_CLASS = 22  # 1 + byte_class of the byte above the next one (previous line, same column); 0: none
+R_ABOVE = 23  # 1 + the byte above the next one; 0: none
+R_LINE_CLASSES = 24  # (1 + class of the line's first byte, 0: none) x 9 + the same for its second byte
+REGISTER_SIZE = 25
 
 
 class Dims:
