@@ -138,8 +138,10 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
                 **SMALL),
     ModelParams(contexts=(1, 3, 56, 57, 58), mixer_select=(1 << 9) | (1 << 11) | (1 << 12) | 0b10,
                 match_min=5, **SMALL),
+    # strength round 5: four-word, letters-only and word-separator contexts
+    ModelParams(contexts=(1, 2, WORD, 59, 60, 61), mixer_select=0b1000001, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
-        "match_recover", "apm_chain", "round4", "round4_column"])
+        "match_recover", "apm_chain", "round4", "round4_column", "round5_words"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the

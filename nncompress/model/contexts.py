@@ -14,6 +14,7 @@ from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CL
                     R_WORD_PREFIX)
 from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (issue 12)
 from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
+from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -139,11 +140,18 @@ def byte_context_hashes(st):
             second = hist[(reg[R_LINE_START] + 1) & hmask] if col > 1 else 256
             h = hash2(hash2(kind, first | (second << 9)),
                       c4 & 0xFFFF if kind == Context.LINE_PREFIX else reg[R_WORD])
-        else:  # Context.ABOVE_ORDER2
+        elif kind == Context.ABOVE_ORDER2:
             above = reg[R_PREV_LINE_START] + reg[R_COLUMN]
             a0 = hist[above & hmask] if above < reg[R_LINE_START] else 256
             a1 = hist[(above + 1) & hmask] if above + 1 < reg[R_LINE_START] else 256
             h = hash2(hash2(kind, a0 | (a1 << 9)), c4 & 0xFFFF)
+        elif kind == Context.WORD_QUADGRAM:  # strength round 5 (issue 12)
+            h = hash2(hash2(hash2(hash2(kind, reg[R_WORD3]), reg[R_WORD2]), reg[R_WORD1]),
+                      reg[R_WORD])
+        elif kind == Context.LETTERS:
+            h = hash2(hash2(kind, reg[R_LETTERS]), c4 & 0xFF)
+        else:  # Context.WORD_SEPARATED
+            h = hash2(hash2(hash2(kind, reg[R_WORD1]), reg[R_SEPARATOR]), reg[R_WORD])
         st.ctx_hash[i] = h
 
 
@@ -194,7 +202,11 @@ def append_byte(st, byte):
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
             reg[R_WORD_CAP] = 1 if 65 <= byte <= 90 else 0  # strength (issue 12)
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
+        if c <= 122:  # strength round 5 (issue 12)
+            reg[R_LETTERS] = ((reg[R_LETTERS] << 5) | (c - 96)) & 0x3FFFFFFF
     elif reg[R_WORD] != 0:
+        reg[R_SEPARATOR] = byte  # strength round 5 (issue 12)
+        reg[R_WORD3] = reg[R_WORD2]
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
@@ -202,6 +214,8 @@ def append_byte(st, byte):
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
         reg[R_WORD_CAP] = 0
+    else:
+        reg[R_SEPARATOR] = ((reg[R_SEPARATOR] << 8) | byte) & 0xFFFFFF
     text_structure(reg, byte)
     cls = byte_class(byte)
     if (reg[R_CLASSES] & 7) != cls or pos == 1:

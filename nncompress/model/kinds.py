@@ -54,6 +54,10 @@ class Context(IntEnum):
     LINE_PREFIX = 56  # the first two bytes of the current line + the last two bytes
     LINE_WORD = 57  # the first two bytes of the current line + the current partial word
     ABOVE_ORDER2 = 58  # the two bytes above (previous line, this column and the next) + the last two bytes
+    # strength round 5 (issue 12)
+    WORD_QUADGRAM = 59  # three previous words + current partial word
+    LETTERS = 60  # the last six letters (case-folded, whatever lies between them) + the previous byte
+    WORD_SEPARATED = 61  # previous word + the bytes after it (its last three) + current partial word
 
 
 MAX_ORDER = 16

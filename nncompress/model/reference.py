@@ -134,6 +134,9 @@ class ByteHistory:
         self.word = 0  # hash of the current partial word, 0 between words
         self.word1 = 0  # the previous word's hash
         self.word2 = 0  # the one before it
+        self.word3 = 0  # and the one before that (strength round 5)
+        self.letters = 0  # the last six letters a-z, case-folded, 5 bits each, most recent lowest
+        self.separator = 0  # the last three bytes that followed the previous word
         self.word_prefix = 0  # the byte before the current word
         self.column = 0  # bytes since the last newline
         self.line_start = 0
@@ -173,11 +176,16 @@ class ByteHistory:
                 self.word_prefix = (self.last4 >> 8) & 0xFF
                 self.word_cap = int(65 <= byte <= 90)
             self.word = hash32(self.word + 1, c)
+            if c <= 122:
+                self.letters = ((self.letters << 5) | (c - 96)) & 0x3FFFFFFF
         elif self.word != 0:
-            self.word2, self.word1, self.word = self.word1, self.word, 0
+            self.separator = byte
+            self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
+        else:
+            self.separator = ((self.separator << 8) | byte) & 0xFFFFFF
         if byte in b".!?":
             self.sentence_words = 0
         if byte == ord("(") and self.paren < 3:
@@ -279,6 +287,12 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         a0 = h.at(above) if above < h.line_start else 256
         a1 = h.at(above + 1) if above + 1 < h.line_start else 256
         return hash32(hash32(kind, a0 | (a1 << 9)), h.last4 & 0xFFFF)
+    if kind == Context.WORD_QUADGRAM:  # strength round 5 (issue 12)
+        return hash32(hash32(hash32(hash32(kind, h.word3), h.word2), h.word1), h.word)
+    if kind == Context.LETTERS:
+        return hash32(hash32(kind, h.letters), c1)
+    if kind == Context.WORD_SEPARATED:
+        return hash32(hash32(hash32(kind, h.word1), h.separator), h.word)
     raise ValueError(f"unknown context kind {kind}")
 
 

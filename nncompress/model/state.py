@@ -88,7 +88,11 @@ R_NEST = 21  # ( depth (2 bits), [/{ depth (2 bits), inside "..." (1 bit)
 R_ABOVE_CLASS = 22  # 1 + byte_class of the byte above the next one (previous line, same column); 0: none
 R_ABOVE = 23  # 1 + the byte above the next one; 0: none
 R_LINE_CLASSES = 24  # (1 + class of the line's first byte, 0: none) x 9 + the same for its second byte
-REGISTER_SIZE = 25
+# strength round 5 (issue 12)
+R_WORD3 = 25  # hash of the third word back
+R_LETTERS = 26  # the last six letters a-z (case-folded), 5 bits each, most recent lowest
+R_SEPARATOR = 27  # the last three bytes that followed the previous word (before the current one)
+REGISTER_SIZE = 28
 
 
 class Dims:
