@@ -15,6 +15,7 @@ import numpy as np
 from . import format as fmt
 from .coder import NibbleDecoder, NibbleEncoder
 from .errors import NNCError
+from .model import rnnme_config
 from .model.params import ModelParams, fit_to_input
 from .model.predictor import Predictor, bytes_to_nibbles, nibbles_to_bytes
 from .model.state import model_memory
@@ -65,7 +66,13 @@ class StreamEncoder:
         if format_version not in fmt.READABLE_VERSIONS:
             raise ValueError(f"format_version must be one of {fmt.READABLE_VERSIONS}")
         self._size = size if format_version >= 2 else None
-        self.params = fit_to_input(params.validate(), self._size)
+        params = params.validate()
+        if params.rnnme_context_features >> rnnme_config.MAX_CONTEXT_FEATURES:
+            # The expert reads only the first contexts as features; a decoder must keep accepting
+            # headers that set the others (they always meant "ignored"), but nothing new says so.
+            raise ValueError(f"rnnme_context_features: the expert takes only the first "
+                             f"{rnnme_config.MAX_CONTEXT_FEATURES} contexts as features")
+        self.params = fit_to_input(params, self._size)
         if model_memory(self.params) > MAX_MODEL_MEMORY:
             raise ValueError(f"these model parameters need {model_memory(self.params) >> 20} MiB, "
                              f"more than the {MAX_MODEL_MEMORY >> 20} MiB a decoder accepts")

@@ -188,6 +188,22 @@ def test_hostile_expert_sizes_refused_without_allocating(monkeypatch):
         BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, tuple(huge.to_ints()), 100))
 
 
+def test_expert_context_features_beyond_its_reach_refused_when_encoding():
+    # The expert takes the first 22 contexts as features; a mask bit above them was silently
+    # ignored.  The encoder now refuses to write one; a decoder keeps reading such headers.
+    import dataclasses
+
+    from nncompress.model import rnnme_config
+
+    level9 = params_for_level(9)
+    assert len(level9.contexts) > rnnme_config.MAX_CONTEXT_FEATURES
+    beyond = dataclasses.replace(level9, rnnme_context_features=level9.rnnme_context_features
+                                 | 1 << rnnme_config.MAX_CONTEXT_FEATURES)
+    with pytest.raises(ValueError, match="first 22 contexts"):
+        StreamEncoder(params=beyond)
+    BlockDecoder(fmt.Header(fmt.FORMAT_VERSION, 0, tuple(beyond.to_ints()), 100))
+
+
 def test_largest_preset_is_within_the_limit():
     assert max(model_memory(params_for_level(level)) for level in range(1, 10)) <= MAX_MODEL_MEMORY
 

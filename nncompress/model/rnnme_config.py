@@ -29,6 +29,7 @@ MATCH_FEATURE = 34  # the match model's expected byte and length bucket
 MATCH_ORDER1_FEATURE = 35  # its expected byte (or none) and the previous byte
 CONTEXT_FEATURE = 64  # CONTEXT_FEATURE + i: the predictor's context i (its hash, st.ctx_hash[i])
 MAX_FEATURES = 24  # slots K_FEATS .. K_FEATS + 23
+MAX_CONTEXT_FEATURES = MAX_FEATURES - 2  # context_features bits above these are ignored
 
 # ---- indices into the int64 register array -----------------------------------------------------
 R_POS = 0  # bytes learned
@@ -109,7 +110,7 @@ class RNNMEParams:
             (all(1 <= o <= 8 for o in self.orders), "orders must be in 1..8"),
             (self.word_feature in (0, 1, 2), "word_feature must be 0, 1 or 2"),
             (self.match_feature in (0, 1, 2, 3), "match_feature must be in 0..3"),
-            (0 <= self.context_features < 1 << (MAX_FEATURES - 2), "context_features out of range"),
+            (0 <= self.context_features < 1 << MAX_CONTEXT_FEATURES, "context_features out of range"),
             (len(self.orders) + self.word_feature + bin(self.match_feature).count("1")
              + bin(self.context_features).count("1") <= MAX_FEATURES, "too many features"),
             (self.input2 in (0, 1), "input2 must be 0 or 1"),
@@ -133,7 +134,7 @@ class RNNMEParams:
         extra = (WORD_FEATURE, WORD_PAIR_FEATURE)[: self.word_feature]
         match = tuple(kind for bit, kind in ((1, MATCH_FEATURE), (2, MATCH_ORDER1_FEATURE))
                       if self.match_feature & bit)
-        contexts = tuple(CONTEXT_FEATURE + i for i in range(MAX_FEATURES - 2)
+        contexts = tuple(CONTEXT_FEATURE + i for i in range(MAX_CONTEXT_FEATURES)
                          if self.context_features >> i & 1)
         return tuple(self.orders) + extra + match + contexts
 
