@@ -260,6 +260,15 @@ _STRONG_R13 = ModelParams(**dict(
                                S.CLASS_RUNS, S.RNNME, S.COLUMN_ABOVE, S.WORD_STATE)))
 
 
+# Round 14 (strength round 5, issue 12): more word history.  Contexts keyed by the last four words
+# (WORD_QUADGRAM) and by the last six letters case-folded, whatever lies between them, with the
+# previous byte (LETTERS).  Model only, against preset 37: 0.0001-0.0040 bpc on 16 of the 17
+# shared files, xargs.1 equal to four places (bench/TUNING.md, round 14).  WORD_SEPARATED (the
+# previous word and the bytes after it) paid on the large files too but cost the three smallest.
+_STRONG_R14 = ModelParams(**dict(
+    _STRONG_R13.__dict__, contexts=_STRONG_R13.contexts + (C.WORD_QUADGRAM, C.LETTERS)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -303,6 +312,8 @@ PRESETS = {
     36: Preset(9, _STRONG_R12),
     # round 13: level 9 reads the line: column/above and word-state mixers, line contexts
     37: Preset(9, _STRONG_R13),
+    # round 14: level 9 with more word history (the last four words, the last six letters)
+    38: Preset(9, _STRONG_R14),
 }
 
 # Each level is the newest preset registered for it.

@@ -63,6 +63,8 @@ FROZEN = {
     36: "3d02399eb3abeb19",
     # round 13: level 9 reads the line (column/above and word-state mixers, line contexts)
     37: "a395bfce20c5761a",
+    # round 14: level 9 with more word history (the last four words, the last six letters)
+    38: "00fe2aeb6de1aff6",
 }
 
 
@@ -126,9 +128,9 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # of what is left is mixer rows that a small input never touches (they start at zero, on
     # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
     # The mixer rows grow with the contexts and selectors (level 9 since round 13: 28 contexts,
-    # ~115 inputs a row, ten selectors: 228 MiB).
+    # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 240 << 20 and fitted < model_memory(params)
+    assert fitted <= 256 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():
