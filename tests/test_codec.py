@@ -70,6 +70,9 @@ def test_encoder_argument_checks():
     assert encoder.block(b"x" * 10)  # exactly one block's worth is fine
     with pytest.raises(ValueError):
         StreamEncoder(params=ModelParams(table_bits=5))  # parameters are validated
+    for bad in (dict(direct_order1=2), dict(direct_order2_bits=11), dict(direct_order2_bits=27)):
+        with pytest.raises(ValueError, match=next(iter(bad))):  # round 15's direct maps
+            StreamEncoder(params=ModelParams(**bad))
 
 
 def test_header_records_level_or_custom_parameters():

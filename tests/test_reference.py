@@ -87,6 +87,8 @@ def test_twin_matches_kernels(level):
     params = dataclasses.replace(params_for_level(level), **SMALL)
     if params.rnnme_me_bits:  # the twin's direct connections are a Python list (2^26 at level 9)
         params = dataclasses.replace(params, rnnme_me_bits=16)
+    if params.direct_order2_bits:  # and so is its order-2 direct map (2^22)
+        params = dataclasses.replace(params, direct_order2_bits=16)
     seen = run_side_by_side(params, VARIED)
     assert seen["matched_nibbles"] > 50  # the repeated sentence engaged the match model
 
@@ -140,8 +142,12 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
                 match_min=5, **SMALL),
     # strength round 5: four-word, letters-only and word-separator contexts
     ModelParams(contexts=(1, 2, WORD, 59, 60, 61), mixer_select=0b1000001, **SMALL),
+    # round 15: the direct maps of orders 1 and 2 (a small order-2 map: collisions on this input)
+    ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, direct_order1=1, direct_order2_bits=12, **SMALL),
+    ModelParams(contexts=(1, 3), direct_order2_bits=13, run_inputs=1, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
-        "match_recover", "apm_chain", "round4", "round4_column", "round5_words"])
+        "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
+        "direct_order2"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the

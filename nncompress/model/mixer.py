@@ -18,6 +18,7 @@ from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
 from .state import C_MIXER_INIT, C_RUN_INPUTS  # strength (issue 12)
+from .state import C_DIRECT  # round 15 (issue 12)
 from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
                     R_WORD, R_WORD_CAP)
 from .state import (C_CTX_INPUTS, C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NCTX,
@@ -41,13 +42,16 @@ INITIAL_WEIGHT = (1 << 16) // 4
 
 
 @kernel(inline=True)
-def initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end):
+def initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end, direct_start):
     """context_weight on the first input of each context (1/4, or mixer_init/16 shared by all the
-    contexts), 1/4 on every shared input, 0 elsewhere (the run inputs, after order 0, included)."""
+    contexts), 1/4 on every shared input, 0 elsewhere (the run inputs after order 0, and the
+    direct maps' inputs before the bias)."""
     for i in range(ninputs):
         if i < context_inputs:
             mixw[row, i] = context_weight if i % per_context == 0 else 0
         elif context_inputs < i < runs_end:
+            mixw[row, i] = 0
+        elif direct_start <= i < ninputs - 1:  # round 15: the direct maps' inputs start at 0
             mixw[row, i] = 0
         else:
             mixw[row, i] = INITIAL_WEIGHT
@@ -121,6 +125,7 @@ def predict_node(st, reg, node, j, rnn_pattern):
     if cfg[C_MIXER_INIT] > 0:  # strength (issue 12): mixer_init/16 in all over the contexts
         context_weight = ((1 << 16) * cfg[C_MIXER_INIT]) // (16 * cfg[C_NCTX])
     runs_end = context_inputs + 1 + (cfg[C_NCTX] if cfg[C_RUN_INPUTS] > 0 else 0)
+    direct_start = ninputs - 1 - cfg[C_DIRECT]  # the direct maps' columns, just before the bias
     c0 = node.node_c0[j]
     fdot = 0
     for m in range(nsel):
@@ -129,7 +134,8 @@ def predict_node(st, reg, node, j, rnn_pattern):
         row += cfg[C_SEL_BASE + m]
         node_row[j, m] = row
         if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
-            initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end)
+            initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end,
+                        direct_start)
         dot = 0
         for i in range(ninputs):
             dot += mixw[row, i] * inputs[j, i]

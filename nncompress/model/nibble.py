@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from . import apm, contexts, histories, match, mixer, rnn, rnnme_mix
 from . import runs  # strength (issue 12)
+from . import direct  # round 15 (issue 12)
 from .contexts import hash2
 from .jit import kernel
 from .packed import unpack
 from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R_RNN_T
 from .state import C_RNNME_APM_W, C_RNNME_H, C_RNNME_INPUTS, C_RNNME_PURE  # branch neural2
 from .state import C_RUN_INPUTS  # strength (issue 12)
+from .state import C_DIRECT  # round 15 (issue 12)
 from .tree import advance_nibble, node_c0
 
 
@@ -74,6 +76,8 @@ def node_inputs(st, reg, tables, slots, node, j):
         col += 1
     if cfg[C_RNNME_H] > 0:  # branch neural2
         col += cfg[C_RNNME_INPUTS]
+    if cfg[C_DIRECT] > 0:  # round 15 (issue 12): the direct maps
+        col = direct.node_inputs(st, reg, node, j, col)
     node.inputs[j, col] = 256  # bias
 
 
@@ -120,6 +124,8 @@ def learn_nibble(st, value):
         match.learn(st, value)
     mixer.learn(st, value)
     apm.learn(st, value)
+    if st.cfg[C_DIRECT] > 0:  # round 15 (issue 12)
+        direct.learn(st, value)
     if st.cfg[C_RNN_H] > 0:
         rnn.learn(st, value)
     if st.cfg[C_RNNME_APM_W] > 0:  # branch neural2

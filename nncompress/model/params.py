@@ -98,6 +98,10 @@ class ModelParams:
     # and decoder compute only the 4 nodes of its path (1.3-1.9x as fast, the same bits)
     path_coding: int = extension(0)
 
+    # ---- round 15 (issue 12): direct maps, adaptive probabilities without bit histories ----
+    direct_order1: int = extension(0)  # 1: a map of order 1 (previous byte x partial byte)
+    direct_order2_bits: int = extension(0)  # > 0: a map of order 2, hashed into 2^bits entries
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -144,6 +148,9 @@ class ModelParams:
             (0 <= self.apm1_weight and 0 <= self.apm2_weight and self.apm1_weight + self.apm2_weight <= 16,
              "apm weights must be >= 0 with a sum <= 16"),
         ]
+        checks.append((self.direct_order1 in (0, 1), "direct_order1 must be 0 or 1"))
+        checks.append((self.direct_order2_bits == 0 or 12 <= self.direct_order2_bits <= 26,
+                       "direct_order2_bits must be 0 or 12..26"))
         checks.append((self.path_coding in (0, 1) and not (self.path_coding and self.rnnme_pure),
                        "path_coding must be 0 or 1 (and 0 with rnnme_pure)"))
         checks += self._rnnme_checks()
@@ -285,6 +292,9 @@ SIZE_RULES = (
     # have no check bits, so unlike the tables above this can change predictions: on tiny inputs,
     # where the expert is worth little, a 4 KB input's table is 4 MiB instead of 16)
     SizeRule("rnnme_me_bits", 16, 7),
+    # the order-2 direct map: 8 nodes a byte; 16 entries per input byte keeps collisions rare
+    # (hashed without check bits: like the expert's table, a smaller map may predict differently)
+    SizeRule("direct_order2_bits", 12, 4),
 )
 
 

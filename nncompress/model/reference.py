@@ -674,7 +674,7 @@ class NodeRecord:
     """What a node's prediction used, kept for learning once its bit is known."""
 
     __slots__ = ("c0", "inputs", "expected", "rows", "stretched", "probs", "pmix", "apm1", "apm2",
-                 "z", "chain")
+                 "z", "chain", "direct")
 
 
 class ReferencePredictor:
@@ -701,6 +701,10 @@ class ReferencePredictor:
         self.rnn = RecurrentLayer(p.rnn_hidden, p.rnn_bptt, p.rnn_lr_micro * 1e-6) \
             if p.rnn_hidden else None
         self.expert = ExpertInMix(p) if p.rnnme_hidden else None  # branch neural2
+        # round 15 (issue 12): the direct maps of orders 1 and 2
+        self.direct1 = AdaptiveProbabilities([1 << 21] * (1 << 16), 255) if p.direct_order1 else None
+        self.direct2 = AdaptiveProbabilities([1 << 21] * (1 << p.direct_order2_bits), 255) \
+            if p.direct_order2_bits else None
         # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
         # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
         # and on every shared input
@@ -715,6 +719,8 @@ class ReferencePredictor:
         initial += [1 << 14] * (1 + (self.match is not None) + (self.rnn is not None))
         if self.expert is not None:  # branch neural2: the expert's inputs (before the bias: same 1/4)
             initial += [1 << 14] * self.expert.inputs
+        # round 15: the direct maps' inputs start at 0, just before the bias
+        initial[-1:-1] = [0] * ((self.direct1 is not None) + (self.direct2 is not None))
         self.selectors = p.selectors
         self.mixers = [Mixer(initial, p.mixer_lr, p.mixer_lr_boost, p.mixer_lr_decay)
                        for _ in self.selectors]
@@ -766,7 +772,13 @@ class ReferencePredictor:
             "msm_n", "mixw", "mixn", "fmixw", "apm1", "apm2", "rnn_u", "rnn_w", "rnn_v", "rnn_b",
             "rnn_s", "rnn_x", "rnn_g",
             # strength (issue 12)
-            "run_table", "run_p", "run_n", "apm_o3", "apm_match", "apm_word", "apm_o4")}
+            "run_table", "run_p", "run_n", "apm_o3", "apm_match", "apm_word", "apm_o4",
+            # round 15 (issue 12)
+            "o1_p", "o1_n", "o2_p", "o2_n")}
+        for name, direct_map in (("o1", self.direct1), ("o2", self.direct2)):
+            if direct_map is not None:
+                s[name + "_p"].append((..., direct_map.p))
+                s[name + "_n"].append((..., direct_map.n))
         if self.runs is not None:
             for i, table in enumerate(self.runs.entries):
                 s["run_table"].append((i, table))
@@ -912,6 +924,14 @@ class ReferencePredictor:
             inputs.append(int(clamp(node.z * 256.0, -2047.0, 2047.0)))
         if self.expert is not None:
             inputs += self.expert.inputs_at(j)
+        node.direct = []  # round 15 (issue 12): (map, entry) of each direct map that is on
+        if self.direct1 is not None:
+            node.direct.append((self.direct1, (c1 << 8) | c0))
+        if self.direct2 is not None:
+            node.direct.append((self.direct2, hash32(self.history.last4 & 0xFFFF, c0)
+                                & (len(self.direct2.p) - 1)))
+        for direct_map, k in node.direct:
+            inputs.append(direct_map.stretched(k))
         inputs.append(256)
         node.inputs = inputs
         node.rows, node.stretched, node.probs = [], [], []
@@ -1015,6 +1035,8 @@ class ReferencePredictor:
                 self.rnn.learn_node(node.c0, node.z, bit)
             if self.expert is not None and self.expert.apm_weight:
                 self.expert.apm.update(*self.expert.apm_points[j], bit)
+            for direct_map, k in node.direct:  # round 15 (issue 12)
+                direct_map.update(k, bit)
             j = 2 * j + bit
 
 

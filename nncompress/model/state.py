@@ -58,7 +58,8 @@ C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
 C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
 C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
 C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (mixer.initial_row)
-CONFIG_SIZE = C_RUN_INPUTS + 5
+C_DIRECT = C_RUN_INPUTS + 5  # round 15: the direct maps' mixer inputs (direct.py), 0..2
+CONFIG_SIZE = C_RUN_INPUTS + 6
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -115,6 +116,9 @@ class Dims:
         # branch neural2: the RNNME expert's mixer inputs (before the bias)
         self.rnnme_inputs = p.rnnme_inputs if p.rnnme_hidden and not p.rnnme_pure else 0
         self.ninputs += self.rnnme_inputs
+        # round 15 (issue 12): the direct maps' inputs (before the bias)
+        self.direct_inputs = p.direct_order1 + (1 if p.direct_order2_bits else 0)
+        self.ninputs += self.direct_inputs
         self.bptt_rows = p.rnn_bptt + 2
 
     @cached_property
@@ -180,6 +184,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_APM_CHAIN] = p.apm_chain
     cfg[C_APM_CHAIN_W] = p.apm_chain_weight
     cfg[C_MIXER_INIT] = p.mixer_init
+    cfg[C_DIRECT] = d.direct_inputs
     return cfg
 
 
@@ -260,6 +265,11 @@ FIELDS = (
     Field("sm_n", "int32", lambda d: (d.nctx, 256), "histories"),
     Field("o0_p", "int32", lambda d: (256,), "histories", 1 << 21),
     Field("o0_n", "int32", lambda d: (256,), "histories"),
+    # round 15 (issue 12): direct maps of orders 1 and 2 (1-entry placeholders when off)
+    Field("o1_p", "int32", lambda d: (1 << 16 if d.params.direct_order1 else 1,), "direct", 1 << 21),
+    Field("o1_n", "int32", lambda d: (1 << 16 if d.params.direct_order1 else 1,), "direct"),
+    Field("o2_p", "int32", lambda d: (1 << d.params.direct_order2_bits,), "direct", 1 << 21),
+    Field("o2_n", "int32", lambda d: (1 << d.params.direct_order2_bits,), "direct"),
     Field("next_state", "uint8", lambda d: (256, 2), "histories",
           lambda d: d.states.next_state, twin=False),
     Field("priority", "int32", lambda d: (256,), "histories",
