@@ -269,6 +269,13 @@ _STRONG_R14 = ModelParams(**dict(
     _STRONG_R13.__dict__, contexts=_STRONG_R13.contexts + (C.WORD_QUADGRAM, C.LETTERS)))
 
 
+
+# Round 15 (strength round 6, issue 12): direct maps of orders 1 and 2 (model/direct.py), plain
+# adaptive probabilities beside the bit-history contexts, as two more mixer inputs that start at
+# weight 0.  Model only, against preset 38: see bench/TUNING.md, round 15.
+_STRONG_R15 = ModelParams(**dict(_STRONG_R14.__dict__, direct_order1=1, direct_order2_bits=22))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -314,6 +321,8 @@ PRESETS = {
     37: Preset(9, _STRONG_R13),
     # round 14: level 9 with more word history (the last four words, the last six letters)
     38: Preset(9, _STRONG_R14),
+    # round 15: level 9 with direct maps of orders 1 and 2 beside its contexts
+    39: Preset(9, _STRONG_R15),
 }
 
 # Each level is the newest preset registered for it.
