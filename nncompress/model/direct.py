@@ -5,7 +5,8 @@ toward each coded bit (n capped at 255, as the order-0 map does): a running aver
 hashed contexts give a bit-history state mapped to a probability.  The two estimators disagree
 most where a context's bits drift; the mixer takes both.  Order 1 is indexed by (previous byte,
 partial byte), 2^16 entries; order 2 by a hash of the last two bytes and the partial byte into
-2^direct_order2_bits entries (no check bits).  A map that is off is a one-entry placeholder.
+2^min(direct_order2_bits, table_bits - 2) entries (no check bits; sized with the context tables,
+so a small input's fitted tables shrink it too).  A map that is off is a one-entry placeholder.
 """
 
 from __future__ import annotations

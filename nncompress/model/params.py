@@ -100,7 +100,9 @@ class ModelParams:
 
     # ---- round 15 (issue 12): direct maps, adaptive probabilities without bit histories ----
     direct_order1: int = extension(0)  # 1: a map of order 1 (previous byte x partial byte)
-    direct_order2_bits: int = extension(0)  # > 0: a map of order 2, hashed into 2^bits entries
+    # > 0: a map of order 2, hashed into 2^min(bits, table_bits - 2) entries: at most a quarter of
+    # a context table's slots, so it shrinks with the tables for a small input (no header override)
+    direct_order2_bits: int = extension(0)
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -292,9 +294,6 @@ SIZE_RULES = (
     # have no check bits, so unlike the tables above this can change predictions: on tiny inputs,
     # where the expert is worth little, a 4 KB input's table is 4 MiB instead of 16)
     SizeRule("rnnme_me_bits", 16, 7),
-    # the order-2 direct map: 8 nodes a byte; 16 entries per input byte keeps collisions rare
-    # (hashed without check bits: like the expert's table, a smaller map may predict differently)
-    SizeRule("direct_order2_bits", 12, 4),
 )
 
 

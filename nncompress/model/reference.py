@@ -703,8 +703,8 @@ class ReferencePredictor:
         self.expert = ExpertInMix(p) if p.rnnme_hidden else None  # branch neural2
         # round 15 (issue 12): the direct maps of orders 1 and 2
         self.direct1 = AdaptiveProbabilities([1 << 21] * (1 << 16), 255) if p.direct_order1 else None
-        self.direct2 = AdaptiveProbabilities([1 << 21] * (1 << p.direct_order2_bits), 255) \
-            if p.direct_order2_bits else None
+        self.direct2 = AdaptiveProbabilities([1 << 21] * (1 << min(p.direct_order2_bits, p.table_bits - 2)),
+                                             255) if p.direct_order2_bits else None
         # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
         # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
         # and on every shared input
