@@ -118,6 +118,8 @@ class Dims:
         self.ninputs += self.rnnme_inputs
         # round 15 (issue 12): the direct maps' inputs (before the bias)
         self.direct_inputs = p.direct_order1 + (1 if p.direct_order2_bits else 0)
+        # map sizes, 1-entry placeholders when off (order 2: at most a quarter of a table's slots)
+        self.direct_order1_entries = 1 << 16 if p.direct_order1 else 1
         self.direct_order2_entries = (1 << min(p.direct_order2_bits, p.table_bits - 2)
                                       if p.direct_order2_bits else 1)
         self.ninputs += self.direct_inputs
@@ -267,9 +269,9 @@ FIELDS = (
     Field("sm_n", "int32", lambda d: (d.nctx, 256), "histories"),
     Field("o0_p", "int32", lambda d: (256,), "histories", 1 << 21),
     Field("o0_n", "int32", lambda d: (256,), "histories"),
-    # round 15 (issue 12): direct maps of orders 1 and 2 (1-entry placeholders when off)
-    Field("o1_p", "int32", lambda d: (1 << 16 if d.params.direct_order1 else 1,), "direct", 1 << 21),
-    Field("o1_n", "int32", lambda d: (1 << 16 if d.params.direct_order1 else 1,), "direct"),
+    # round 15 (issue 12): direct maps of orders 1 and 2
+    Field("o1_p", "int32", lambda d: (d.direct_order1_entries,), "direct", 1 << 21),
+    Field("o1_n", "int32", lambda d: (d.direct_order1_entries,), "direct"),
     Field("o2_p", "int32", lambda d: (d.direct_order2_entries,), "direct", 1 << 21),
     Field("o2_n", "int32", lambda d: (d.direct_order2_entries,), "direct"),
     Field("next_state", "uint8", lambda d: (256, 2), "histories",
