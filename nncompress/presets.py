@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .model.kinds import Context as C
 from .model.kinds import Selector as S
+from .model.kinds import ZeroStart
 from .model.kinds import selector_mask
 from .model.params import ModelParams
 
@@ -276,6 +277,16 @@ _STRONG_R14 = ModelParams(**dict(
 _STRONG_R15 = ModelParams(**dict(_STRONG_R14.__dict__, direct_order1=1, direct_order2_bits=22))
 
 
+# Round 16 (strength round 7, issue 12): the previous word's stem as a context (STEM_WORD: the
+# word less -ing/-ed/-es/-er/-ly/-s, so "walks", "walked" and "walking" share what follows them)
+# and the old recurrent layer's mixer input starting at weight 0 in every row (not 1/4: the
+# mixers no longer spend their first updates unlearning it).  Model only, against preset 39:
+# see bench/TUNING.md, round 16.  Zeroing the order-0 input too paid on large files and cost the
+# 4 kB ones up to 0.02 bpc; at level 6 neither pays.
+_STRONG_R16 = ModelParams(**dict(_STRONG_R15.__dict__, contexts=_STRONG_R15.contexts + (C.STEM_WORD,),
+                                 mixer_zero_start=ZeroStart.RNN))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -323,6 +334,8 @@ PRESETS = {
     38: Preset(9, _STRONG_R14),
     # round 15: level 9 with direct maps of orders 1 and 2 beside its contexts
     39: Preset(9, _STRONG_R15),
+    # round 16: level 9 with the previous word's stem, and its old recurrent input starting at 0
+    40: Preset(9, _STRONG_R16),
 }
 
 # Each level is the newest preset registered for it.

@@ -70,8 +70,9 @@ def test_encoder_argument_checks():
     assert encoder.block(b"x" * 10)  # exactly one block's worth is fine
     with pytest.raises(ValueError):
         StreamEncoder(params=ModelParams(table_bits=5))  # parameters are validated
-    for bad in (dict(direct_order1=2), dict(direct_order2_bits=11), dict(direct_order2_bits=27)):
-        with pytest.raises(ValueError, match=next(iter(bad))):  # round 15's direct maps
+    for bad in (dict(direct_order1=2), dict(direct_order2_bits=11), dict(direct_order2_bits=27),
+                dict(mixer_zero_start=16), dict(mixer_zero_start=-1)):
+        with pytest.raises(ValueError, match=next(iter(bad))):  # round 15's direct maps, round 16
             StreamEncoder(params=ModelParams(**bad))
 
 

@@ -67,6 +67,8 @@ FROZEN = {
     38: "00fe2aeb6de1aff6",
     # round 15: level 9 with direct maps of orders 1 and 2
     39: "93515ca14e35303a",
+    # round 16: level 9 with the previous word's stem, its old recurrent input starting at 0
+    40: "4b701c5f1119203a",
 }
 
 

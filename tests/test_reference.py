@@ -145,9 +145,16 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # round 15: the direct maps of orders 1 and 2 (a small order-2 map: collisions on this input)
     ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, direct_order1=1, direct_order2_bits=12, **SMALL),
     ModelParams(contexts=(1, 3), direct_order2_bits=13, run_inputs=1, **SMALL),
+    # round 16: the previous word's stem; the shared inputs starting at 0 (with run inputs and a
+    # direct map between them and around them, so that every column lands where the kernels put it)
+    ModelParams(contexts=(1, 2, WORD, 62), mixer_select=0b11, **SMALL),
+    ModelParams(contexts=(1, 3, WORD), run_inputs=1, match_min=5, rnn_hidden=4, direct_order1=1,
+                mixer_zero_start=0b101, mixer_init=12, mixer_select=0b11, **SMALL),
+    ModelParams(contexts=(2, WORD), ctx_inputs=2, match_min=6, rnn_hidden=3, mixer_zero_start=0b1010,
+                **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
-        "direct_order2"])
+        "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -207,10 +214,31 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     # round 7: the LSTM cell with Adam, the byte two back and a word input row
     dict(EXPERT, rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_bits=6),
     dict(EXPERT, rnnme_cell=1, rnnme_pure=1, rnnme_inputs=0, path_coding=0),
+    # round 16: the expert's two inputs and the recurrent layer's start at weight 0
+    dict(EXPERT, rnnme_inputs=2, rnn_hidden=3, mixer_zero_start=0b1100, direct_order1=1),
 ], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates", "lstm-inputs",
-        "lstm-pure"])
+        "lstm-pure", "zero-start"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
     seen = run_side_by_side(params, VARIED)
     if extra.get("rnnme_match_feature"):
         assert seen["matched_nibbles"] > 50  # the match features were hashed from real repeats
+
+
+def test_word_stem_drops_one_english_suffix_and_folds_case():
+    """Round 16: the previous word's stem (Context.STEM_WORD) is the word less -ing, -ed,
+    -es, -er, -ly or -s, case-folded; short words and -ss keep their letters."""
+    from nncompress.model.reference import ByteHistory
+
+    def stem(word: bytes) -> int:
+        h = ByteHistory(12)
+        for b in b"x " + word + b" ":
+            h.append(b)
+        return h.stem1
+
+    assert stem(b"walking") == stem(b"walked") == stem(b"Walks") == stem(b"WALK") == stem(b"walker")
+    assert stem(b"quickly") == stem(b"quick")
+    assert stem(b"class") != stem(b"clas")  # -ss is not a plural
+    assert stem(b"is") != stem(b"i") and stem(b"bed") != stem(b"b")  # too short to cut
+    assert stem(b"sing") != stem(b"s")  # -ing needs five letters
+    assert stem(b"run") != stem(b"walk")

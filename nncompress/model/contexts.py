@@ -15,6 +15,7 @@ from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CL
 from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (issue 12)
 from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
+from .state import R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -150,8 +151,10 @@ def byte_context_hashes(st):
                       reg[R_WORD])
         elif kind == Context.LETTERS:
             h = hash2(hash2(kind, reg[R_LETTERS]), c4 & 0xFF)
-        else:  # Context.WORD_SEPARATED
+        elif kind == Context.WORD_SEPARATED:
             h = hash2(hash2(hash2(kind, reg[R_WORD1]), reg[R_SEPARATOR]), reg[R_WORD])
+        else:  # Context.STEM_WORD (strength round 7, issue 12)
+            h = hash2(hash2(kind, reg[R_STEM1]), reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
         st.ctx_hash[i] = h
 
 
@@ -179,6 +182,39 @@ def text_structure(reg, byte):
     reg[R_NEST] = paren | (square << 2) | (quote << 4)
 
 
+# strength round 7 (issue 12): a word's stem, for the contexts that key the next word by the
+# previous one's stem ("runs", "running" and "run" share their statistics there)
+STEM_LETTERS = 32  # a longer word's stem is its first 32 bytes
+
+
+@kernel(inline=True)
+def fold_byte(b):
+    return b + 32 if 65 <= b <= 90 else b
+
+
+@kernel(inline=True)
+def word_stem(hist, hmask, start, end):
+    """Hash of the word hist[start:end], case-folded, less one English suffix: -ing (words of 5
+    letters or more), -ed, -es, -er, -ly (4 or more), -s but not -ss (3 or more)."""
+    n = end - start
+    l0 = fold_byte(hist[(end - 1) & hmask]) if n >= 1 else 0
+    l1 = fold_byte(hist[(end - 2) & hmask]) if n >= 2 else 0
+    l2 = fold_byte(hist[(end - 3) & hmask]) if n >= 3 else 0
+    cut = 0
+    if n > 4 and l2 == 105 and l1 == 110 and l0 == 103:  # ing
+        cut = 3
+    elif n > 3 and l1 == 101 and (l0 == 100 or l0 == 115 or l0 == 114):  # ed es er
+        cut = 2
+    elif n > 3 and l1 == 108 and l0 == 121:  # ly
+        cut = 2
+    elif n > 2 and l0 == 115 and l1 != 115:  # s
+        cut = 1
+    h = 0
+    for k in range(min(n - cut, STEM_LETTERS)):
+        h = hash2(h + 1, fold_byte(hist[(start + k) & hmask]))
+    return h
+
+
 @kernel
 def append_byte(st, byte):
     """Byte-level state after a byte: followers, history, order registers, words, classes, lines."""
@@ -199,6 +235,7 @@ def append_byte(st, byte):
         c += 32
     if (97 <= c <= 122) or c >= 128:
         if reg[R_WORD] == 0:
+            reg[R_WORD_START] = pos - 1  # strength round 7 (issue 12)
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
             reg[R_WORD_CAP] = 1 if 65 <= byte <= 90 else 0  # strength (issue 12)
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
@@ -206,6 +243,7 @@ def append_byte(st, byte):
             reg[R_LETTERS] = ((reg[R_LETTERS] << 5) | (c - 96)) & 0x3FFFFFFF
     elif reg[R_WORD] != 0:
         reg[R_SEPARATOR] = byte  # strength round 5 (issue 12)
+        reg[R_STEM1] = word_stem(hist, (1 << st.cfg[C_HIST_BITS]) - 1, reg[R_WORD_START], pos - 1)
         reg[R_WORD3] = reg[R_WORD2]
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]

@@ -7,7 +7,7 @@ the reference twin and the docs all use these names.  No numba here: the command
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, IntFlag
 
 
 class Context(IntEnum):
@@ -58,6 +58,8 @@ class Context(IntEnum):
     WORD_QUADGRAM = 59  # three previous words + current partial word
     LETTERS = 60  # the last six letters (case-folded, whatever lies between them) + the previous byte
     WORD_SEPARATED = 61  # previous word + the bytes after it (its last three) + current partial word
+    # strength round 7 (issue 12): the previous word's stem (contexts.word_stem)
+    STEM_WORD = 62  # previous word's stem + current partial word, or the previous byte between words
 
 
 MAX_ORDER = 16
@@ -112,6 +114,16 @@ def selector_mask(*selectors: Selector) -> int:
     for s in selectors:
         mask |= 1 << Selector(s)
     return mask
+
+
+class ZeroStart(IntFlag):
+    """Round 16 (issue 12): the shared mixer inputs whose weights start at 0 instead of 1/4
+    (ModelParams.mixer_zero_start, a bit mask)."""
+
+    ORDER0 = 1  # the order-0 map
+    MATCH = 2  # the match model
+    RNN = 4  # the old recurrent layer
+    EXPERT = 8  # the RNNME expert's inputs
 
 
 class CharClass(IntEnum):

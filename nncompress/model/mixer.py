@@ -7,8 +7,9 @@ combines their outputs.  Fresh weight rows learn faster (boost, halved after `mi
 updates).
 
 A weight row holds its initial weights until its first update (`mixn` counts updates), and the
-table starts as zeros: predict() writes a row's initial weights when it first reads one that was
-never updated.  Untouched rows then cost no memory (most of the table, on a small input) and
+table starts as zeros: predict() writes a row's initial weights (`st.mixer_initial`, one template
+made by `state._mixer_initial_row` for the parameters) when it first reads one that was never
+updated.  Untouched rows then cost no memory (most of the table, on a small input) and
 every prediction is what eagerly initialised rows gave.
 """
 
@@ -17,12 +18,9 @@ from __future__ import annotations
 from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
-from .state import C_MIXER_INIT, C_RUN_INPUTS  # strength (issue 12)
-from .state import C_DIRECT  # round 15 (issue 12)
 from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
                     R_WORD, R_WORD_CAP)
-from .state import (C_CTX_INPUTS, C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NCTX,
-                    C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
+from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
                     R_NIBBLE)
 from .tree import path_node
 
@@ -38,23 +36,11 @@ def squash_lookup(squash, x):
     return squash[x + 2048]
 
 
-INITIAL_WEIGHT = (1 << 16) // 4
-
-
 @kernel(inline=True)
-def initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end, direct_start):
-    """context_weight on the first input of each context (1/4, or mixer_init/16 shared by all the
-    contexts), 1/4 on every shared input, 0 elsewhere (the run inputs after order 0, and the
-    direct maps' inputs before the bias)."""
-    for i in range(ninputs):
-        if i < context_inputs:
-            mixw[row, i] = context_weight if i % per_context == 0 else 0
-        elif context_inputs < i < runs_end:
-            mixw[row, i] = 0
-        elif direct_start <= i < ninputs - 1:  # round 15: the direct maps' inputs start at 0
-            mixw[row, i] = 0
-        else:
-            mixw[row, i] = INITIAL_WEIGHT
+def initial_row(mixw, row, initial):
+    """A row's starting weights: the template state.mixer_initial_row made for these parameters."""
+    for i in range(initial.shape[0]):
+        mixw[row, i] = initial[i]
 
 
 @kernel(inline=True)
@@ -119,13 +105,6 @@ def predict_node(st, reg, node, j, rnn_pattern):
     mixw, fmixw, squash = st.mixw, st.fmixw, st.squash
     inputs, node_row, node_sx, node_sp = node.inputs, node.node_row, node.node_sx, node.node_sp
     mixn = st.mixn
-    per_context = cfg[C_CTX_INPUTS]
-    context_inputs = cfg[C_NCTX] * per_context
-    context_weight = INITIAL_WEIGHT
-    if cfg[C_MIXER_INIT] > 0:  # strength (issue 12): mixer_init/16 in all over the contexts
-        context_weight = ((1 << 16) * cfg[C_MIXER_INIT]) // (16 * cfg[C_NCTX])
-    runs_end = context_inputs + 1 + (cfg[C_NCTX] if cfg[C_RUN_INPUTS] > 0 else 0)
-    direct_start = ninputs - 1 - cfg[C_DIRECT]  # the direct maps' columns, just before the bias
     c0 = node.node_c0[j]
     fdot = 0
     for m in range(nsel):
@@ -134,8 +113,7 @@ def predict_node(st, reg, node, j, rnn_pattern):
         row += cfg[C_SEL_BASE + m]
         node_row[j, m] = row
         if mixn[row] == 0:  # never updated: holds its initial weights (the table starts at 0)
-            initial_row(mixw, row, ninputs, context_inputs, per_context, context_weight, runs_end,
-                        direct_start)
+            initial_row(mixw, row, st.mixer_initial)
         dot = 0
         for i in range(ninputs):
             dot += mixw[row, i] * inputs[j, i]

@@ -104,6 +104,11 @@ class ModelParams:
     # a context table's slots, so it shrinks with the tables for a small input (no header override)
     direct_order2_bits: int = extension(0)
 
+    # ---- round 16 (issue 12): where the mixers' shared inputs start ----
+    # a bit mask (kinds.ZeroStart) of shared inputs whose weights start at 0 instead of 1/4: an
+    # input the mixer has yet to learn to trust costs less from 0 than from a quarter of the sum
+    mixer_zero_start: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -153,6 +158,7 @@ class ModelParams:
         checks.append((self.direct_order1 in (0, 1), "direct_order1 must be 0 or 1"))
         checks.append((self.direct_order2_bits == 0 or 12 <= self.direct_order2_bits <= 26,
                        "direct_order2_bits must be 0 or 12..26"))
+        checks.append((0 <= self.mixer_zero_start < 16, "mixer_zero_start must be in 0..15"))
         checks.append((self.path_coding in (0, 1) and not (self.path_coding and self.rnnme_pure),
                        "path_coding must be 0 or 1 (and 0 with rnnme_pure)"))
         checks += self._rnnme_checks()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from . import detmath
 from .detmath import deterministic_uniform
-from .kinds import SELECTOR_ROWS, CharClass, Context, Selector
+from .kinds import SELECTOR_ROWS, CharClass, Context, Selector, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -138,6 +138,8 @@ class ByteHistory:
         self.letters = 0  # the last six letters a-z, case-folded, 5 bits each, most recent lowest
         self.separator = 0  # the last three bytes that followed the previous word
         self.word_prefix = 0  # the byte before the current word
+        self.word_start = 0  # position of the current word's first byte (strength round 7)
+        self.stem1 = 0  # hash of the previous word's stem (word_stem)
         self.column = 0  # bytes since the last newline
         self.line_start = 0
         self.prev_line_start = 0
@@ -157,6 +159,21 @@ class ByteHistory:
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
 
+    def word_stem(self, start: int, end: int) -> int:
+        """Hash of the word at [start, end), case-folded, less one English suffix (strength round 7)."""
+        word = bytes(self.at(k) for k in range(start, end)).lower()
+        cut = 0
+        if len(word) > 4 and word.endswith(b"ing"):
+            cut = 3
+        elif len(word) > 3 and word[-2:] in (b"ed", b"es", b"er", b"ly"):
+            cut = 2
+        elif len(word) > 2 and word.endswith(b"s") and not word.endswith(b"ss"):
+            cut = 1
+        h = 0
+        for c in word[: len(word) - cut][:32]:
+            h = hash32(h + 1, c)
+        return h
+
     def byte_back(self, n: int) -> int:
         """The n-th most recent byte (n = 1: the last one); 0 before the start."""
         return self.at(self.pos - n) if self.pos - n >= 0 else 0
@@ -173,6 +190,7 @@ class ByteHistory:
         c = byte + 32 if 65 <= byte <= 90 else byte
         if _is_word_byte(c):
             if self.word == 0:
+                self.word_start = self.pos - 1
                 self.word_prefix = (self.last4 >> 8) & 0xFF
                 self.word_cap = int(65 <= byte <= 90)
             self.word = hash32(self.word + 1, c)
@@ -180,6 +198,7 @@ class ByteHistory:
                 self.letters = ((self.letters << 5) | (c - 96)) & 0x3FFFFFFF
         elif self.word != 0:
             self.separator = byte
+            self.stem1 = self.word_stem(self.word_start, self.pos - 1)
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
@@ -293,6 +312,8 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(kind, h.letters), c1)
     if kind == Context.WORD_SEPARATED:
         return hash32(hash32(hash32(kind, h.word1), h.separator), h.word)
+    if kind == Context.STEM_WORD:  # strength round 7 (issue 12)
+        return hash32(hash32(kind, h.stem1), h.word if h.word != 0 else c1)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -706,21 +727,30 @@ class ReferencePredictor:
         self.direct2 = AdaptiveProbabilities([1 << 21] * (1 << min(p.direct_order2_bits, p.table_bits - 2)),
                                              255) if p.direct_order2_bits else None
         # mixer inputs: per context (stretch(p), + the same if deterministic, + linear p), then
-        # order 0, match, recurrent, bias; weights start at 1/4 on the first input of each context
-        # and on every shared input
+        # order 0, the run inputs, match, recurrent, the expert, the direct maps, bias; weights
+        # start at 1/4 on the first input of each context, on every shared input (round 16: at 0
+        # where mixer_zero_start says so) and on the bias, at 0 on the rest
         ci = p.ctx_inputs
         initial = []
         first = (1 << 14) if not p.mixer_init else ((1 << 16) * p.mixer_init) // (16 * len(self.contexts))
         for _ in self.contexts:
             initial += [first] + [0] * (ci - 1)
-        initial += [1 << 14]  # order 0
+
+        def shared(bit):
+            return 0 if p.mixer_zero_start & bit else 1 << 14
+
+        initial += [shared(ZeroStart.ORDER0)]
         if self.runs is not None:  # strength (issue 12): run inputs start at 0
             initial += [0] * len(self.contexts)
-        initial += [1 << 14] * (1 + (self.match is not None) + (self.rnn is not None))
-        if self.expert is not None:  # branch neural2: the expert's inputs (before the bias: same 1/4)
-            initial += [1 << 14] * self.expert.inputs
+        if self.match is not None:
+            initial += [shared(ZeroStart.MATCH)]
+        if self.rnn is not None:
+            initial += [shared(ZeroStart.RNN)]
+        if self.expert is not None:  # branch neural2: the expert's inputs
+            initial += [shared(ZeroStart.EXPERT)] * self.expert.inputs
         # round 15: the direct maps' inputs start at 0, just before the bias
-        initial[-1:-1] = [0] * ((self.direct1 is not None) + (self.direct2 is not None))
+        initial += [0] * ((self.direct1 is not None) + (self.direct2 is not None))
+        initial += [1 << 14]  # bias
         self.selectors = p.selectors
         self.mixers = [Mixer(initial, p.mixer_lr, p.mixer_lr_boost, p.mixer_lr_decay)
                        for _ in self.selectors]

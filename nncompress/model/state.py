@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import MAX_SELECTORS, SELECTOR_ROWS
+from .kinds import MAX_SELECTORS, SELECTOR_ROWS, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -57,7 +57,7 @@ C_RUN_INPUTS = C_RNNME_H + 4  # ModelParams.run_inputs
 C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
 C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
 C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
-C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (mixer.initial_row)
+C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (unread since round 16: state._mixer_initial_row)
 C_DIRECT = C_RUN_INPUTS + 5  # round 15: the direct maps' mixer inputs (direct.py), 0..2
 CONFIG_SIZE = C_RUN_INPUTS + 6
 
@@ -93,7 +93,10 @@ R_LINE_CLASSES = 24  # (1 + class of the line's first byte, 0: none) x 9 + the s
 R_WORD3 = 25  # hash of the third word back
 R_LETTERS = 26  # the last six letters a-z (case-folded), 5 bits each, most recent lowest
 R_SEPARATOR = 27  # the last three bytes that followed the previous word (before the current one)
-REGISTER_SIZE = 28
+# strength round 7 (issue 12)
+R_WORD_START = 28  # position of the current word's first byte
+R_STEM1 = 29  # hash of the previous word's stem (contexts.word_stem)
+REGISTER_SIZE = 30
 
 
 class Dims:
@@ -217,6 +220,30 @@ def _apm_rows(rows: int) -> np.ndarray:
     return np.tile(_apm_identity(None), (rows, 1))
 
 
+INITIAL_WEIGHT = (1 << 16) // 4  # a shared input's starting weight (1/4, in 16.16 fixed point)
+
+
+def _mixer_initial_row(d: Dims) -> np.ndarray:
+    """The weights every first-layer row starts from (mixer.initial_row copies them in).
+
+    The first input of each context: 1/4 each, or mixer_init/16 shared by all the contexts; the
+    contexts' other inputs, their run inputs and the direct maps' inputs: 0; the shared inputs
+    (order 0, match, recurrent, expert) and the bias: 1/4, except those mixer_zero_start puts at 0."""
+    p = d.params
+    row = np.zeros(d.ninputs, dtype=np.int32)
+    first = INITIAL_WEIGHT if not p.mixer_init else ((1 << 16) * p.mixer_init) // (16 * d.nctx)
+    row[0: d.nctx * p.ctx_inputs: p.ctx_inputs] = first
+    col = d.nctx * p.ctx_inputs
+    shared = [ZeroStart.ORDER0]  # order 0, then (after the run inputs) match, recurrent, expert
+    shared += [ZeroStart.MATCH] * (1 if p.match_min else 0) + [ZeroStart.RNN] * (1 if p.rnn_hidden else 0)
+    shared += [ZeroStart.EXPERT] * d.rnnme_inputs
+    for k, bit in enumerate(shared):
+        at = col + k + (d.run_inputs if k > 0 else 0)
+        row[at] = 0 if p.mixer_zero_start & bit else INITIAL_WEIGHT
+    row[-1] = INITIAL_WEIGHT  # the bias
+    return row
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -291,6 +318,7 @@ FIELDS = (
     # rows start at 0 and receive their initial weights when first read (mixer.initial_row)
     Field("mixw", "int32", lambda d: (d.mixer_rows, d.ninputs), "mixer"),
     Field("mixn", "int32", lambda d: (d.mixer_rows,), "mixer"),
+    Field("mixer_initial", "int32", lambda d: (d.ninputs,), "mixer", _mixer_initial_row, twin=False),
     Field("fmixw", "int32", lambda d: (256, MAX_SELECTORS), "mixer", lambda d: (1 << 16) // d.nsel),
     Field("squash", "int32", lambda d: (4096,), "mixer", lambda d: detmath.SQUASH, twin=False),
     Field("stretch", "int32", lambda d: (4096,), "mixer", lambda d: detmath.STRETCH, twin=False),
