@@ -15,7 +15,7 @@ from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CL
 from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (issue 12)
 from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
-from .state import R_STEM1, R_WORD_START  # strength round 7 (issue 12)
+from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -243,7 +243,8 @@ def append_byte(st, byte):
             reg[R_LETTERS] = ((reg[R_LETTERS] << 5) | (c - 96)) & 0x3FFFFFFF
     elif reg[R_WORD] != 0:
         reg[R_SEPARATOR] = byte  # strength round 5 (issue 12)
-        reg[R_STEM1] = word_stem(hist, (1 << st.cfg[C_HIST_BITS]) - 1, reg[R_WORD_START], pos - 1)
+        if st.cfg[C_WORD_STEMS]:  # only STEM_WORD reads it: the other models skip the hashing
+            reg[R_STEM1] = word_stem(hist, (1 << st.cfg[C_HIST_BITS]) - 1, reg[R_WORD_START], pos - 1)
         reg[R_WORD3] = reg[R_WORD2]
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]

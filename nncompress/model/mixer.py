@@ -20,8 +20,8 @@ from .kinds import Selector
 from .match import match_bucket
 from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
                     R_WORD, R_WORD_CAP)
-from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL, C_SEL_BASE, C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN,
-                    R_NIBBLE)
+from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL, C_SEL_BASE,
+                    C_SEL_KIND, R_C4, R_CLASS_RUNS, R_CLASSES, R_MATCH_LEN, R_NIBBLE)
 from .tree import path_node
 
 WEIGHT_LIMIT = 1 << 22
@@ -38,7 +38,7 @@ def squash_lookup(squash, x):
 
 @kernel(inline=True)
 def initial_row(mixw, row, initial):
-    """A row's starting weights: the template state.mixer_initial_row made for these parameters."""
+    """A row's starting weights: the template state._mixer_initial_row made for these parameters."""
     for i in range(initial.shape[0]):
         mixw[row, i] = initial[i]
 

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import MAX_SELECTORS, SELECTOR_ROWS, ZeroStart
+from .kinds import MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -57,8 +57,8 @@ C_RUN_INPUTS = C_RNNME_H + 4  # ModelParams.run_inputs
 C_MATCH_RECOVER = C_RUN_INPUTS + 1  # ModelParams.match_recover
 C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*)
 C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
-C_MIXER_INIT = C_RUN_INPUTS + 4  # ModelParams.mixer_init (unread since round 16: state._mixer_initial_row)
-C_DIRECT = C_RUN_INPUTS + 5  # round 15: the direct maps' mixer inputs (direct.py), 0..2
+C_DIRECT = C_RUN_INPUTS + 4  # round 15: the direct maps' mixer inputs (direct.py), 0..2
+C_WORD_STEMS = C_RUN_INPUTS + 5  # round 16: 1 if a context reads the previous word's stem
 CONFIG_SIZE = C_RUN_INPUTS + 6
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
@@ -190,8 +190,8 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_MATCH_RECOVER] = p.match_recover
     cfg[C_APM_CHAIN] = p.apm_chain
     cfg[C_APM_CHAIN_W] = p.apm_chain_weight
-    cfg[C_MIXER_INIT] = p.mixer_init
     cfg[C_DIRECT] = d.direct_inputs
+    cfg[C_WORD_STEMS] = int(Context.STEM_WORD in p.contexts)
     return cfg
 
 
