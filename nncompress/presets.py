@@ -287,6 +287,14 @@ _STRONG_R16 = ModelParams(**dict(_STRONG_R15.__dict__, contexts=_STRONG_R15.cont
                                  mixer_zero_start=ZeroStart.RNN))
 
 
+# Round 17 (strength round 8, issue 12): four contexts on the shape of the text around the word
+# (kinds.py: WORD_SHAPE, PUNCT_WORD, PUNCT_BIGRAM, WORD_FOLLOWER, the last being the word that
+# followed the previous word last time, an indirect context on words).  Model only, against
+# preset 40: see bench/TUNING.md, round 17.
+_STRONG_R17 = ModelParams(**dict(_STRONG_R16.__dict__, contexts=_STRONG_R16.contexts + (
+    C.WORD_SHAPE, C.PUNCT_WORD, C.PUNCT_BIGRAM, C.WORD_FOLLOWER)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -336,6 +344,8 @@ PRESETS = {
     39: Preset(9, _STRONG_R15),
     # round 16: level 9 with the previous word's stem, and its old recurrent input starting at 0
     40: Preset(9, _STRONG_R16),
+    # round 17: level 9 reads punctuation, capitalisation and the word that followed last time
+    41: Preset(9, _STRONG_R17),
 }
 
 # Each level is the newest preset registered for it.

@@ -69,6 +69,8 @@ FROZEN = {
     39: "93515ca14e35303a",
     # round 16: level 9 with the previous word's stem, its old recurrent input starting at 0
     40: "4b701c5f1119203a",
+    # round 17: level 9 reads punctuation, capitalisation and the word that followed last time
+    41: "7d9820d4bcd3cf21",
 }
 
 
@@ -132,9 +134,10 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # of what is left is mixer rows that a small input never touches (they start at zero, on
     # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
     # The mixer rows grow with the contexts and selectors (level 9 since round 13: 28 contexts,
-    # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB; round 15: 246 MiB).
+    # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB; round 15: 246 MiB;
+    # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 256 << 20 and fitted < model_memory(params)
+    assert fitted <= 300 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

@@ -152,9 +152,15 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
                 mixer_zero_start=0b101, mixer_init=12, mixer_select=0b11, **SMALL),
     ModelParams(contexts=(2, WORD), ctx_inputs=2, match_min=6, rnn_hidden=3, mixer_zero_start=0b1010,
                 **SMALL),
+    # round 17: the sentence-shape, punctuation and word-follower contexts; then all 40 contexts
+    # allowed since round 17 (32 before), with the seen-count mixer, whose rows grow with them
+    ModelParams(contexts=(1, 2, WORD, 63, 64, 65, 66), mixer_select=0b1001, **SMALL),
+    ModelParams(contexts=EVERY_CONTEXT + (54, 55, 56, 59, 60, 61, 62, 63, 64, 65, 66),
+                mixer_select=0b1001, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
-        "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn"])
+        "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
+        "round17_wide"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -242,3 +248,24 @@ def test_word_stem_drops_one_english_suffix_and_folds_case():
     assert stem(b"is") != stem(b"i") and stem(b"bed") != stem(b"b")  # too short to cut
     assert stem(b"sing") != stem(b"s")  # -ing needs five letters
     assert stem(b"run") != stem(b"walk")
+
+
+def test_punctuation_and_word_follower_registers():
+    """Round 17: PUNCT_WORD's register is the last , ; : . ! ? and the words completed since it
+    (reset by the next mark); WORD_FOLLOWER's table maps a word to the word after it last time."""
+    from nncompress.model.reference import ByteHistory
+
+    def fed(text: bytes) -> ByteHistory:
+        h = ByteHistory(12)
+        for b in text:
+            h.append(b)
+        return h
+
+    assert fed(b"Yes, we can go").punct == (ord(",") << 4) | 2  # "we" and "can"; "go" is partial
+    assert fed(b"Yes, we can. Go").punct == ord(".") << 4
+    assert fed(b"no mark here ").punct == 3  # the count runs from the start
+    assert fed(b"" + b"one two " * 20).punct == 15  # and stops at 15
+    h = fed(b"the cat sat; the dog ran; the ")
+    dog = fed(b"x dog ").word1
+    assert h.word_followers[h.word1 & 0xFFFF] == dog  # "the" was last followed by "dog"
+    assert h.word_followers[dog & 0xFFFF] == fed(b"x ran ").word1

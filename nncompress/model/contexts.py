@@ -16,6 +16,7 @@ from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (iss
 from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
+from .state import FOLLOWER_MASK, R_PUNCT  # strength round 17 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -153,8 +154,20 @@ def byte_context_hashes(st):
             h = hash2(hash2(kind, reg[R_LETTERS]), c4 & 0xFF)
         elif kind == Context.WORD_SEPARATED:
             h = hash2(hash2(hash2(kind, reg[R_WORD1]), reg[R_SEPARATOR]), reg[R_WORD])
-        else:  # Context.STEM_WORD (strength round 7, issue 12)
+        elif kind == Context.STEM_WORD:  # strength round 7 (issue 12)
             h = hash2(hash2(kind, reg[R_STEM1]), reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+        elif kind == Context.WORD_SHAPE:  # strength round 17 (issue 12)
+            length = min(pos - reg[R_WORD_START], 3) if reg[R_WORD] != 0 else 0
+            h = hash2(kind, reg[R_CAPS] | (reg[R_SENTENCE_WORDS] << 4) | (reg[R_WORD_CAP] << 8)
+                      | (length << 9) | ((reg[R_CLASSES] & 0x1FF) << 11))
+        elif kind == Context.PUNCT_WORD:
+            h = hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+        elif kind == Context.PUNCT_BIGRAM:
+            h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]),
+                      reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+        else:  # Context.WORD_FOLLOWER
+            h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]),
+                      reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
         st.ctx_hash[i] = h
 
 
@@ -163,6 +176,8 @@ def text_structure(reg, byte):
     """strength (issue 12): sentence ends and bracket/quote nesting after `byte`."""
     if byte == 46 or byte == 33 or byte == 63:  # . ! ?
         reg[R_SENTENCE_WORDS] = 0
+    if byte_class(byte) == _PUNCTUATION:  # round 17: , ; : . ! ?
+        reg[R_PUNCT] = byte << 4
     nest = reg[R_NEST]
     paren = nest & 3
     square = (nest >> 2) & 3
@@ -249,10 +264,13 @@ def append_byte(st, byte):
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
+        if st.word_followers.shape[0] > 1:  # round 17: only WORD_FOLLOWER reads it
+            st.word_followers[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD1]
         # strength (issue 12): sentence position and capitalisation
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
         reg[R_WORD_CAP] = 0
+        reg[R_PUNCT] = (reg[R_PUNCT] & ~15) | min((reg[R_PUNCT] & 15) + 1, 15)  # round 17
     else:
         reg[R_SEPARATOR] = ((reg[R_SEPARATOR] << 8) | byte) & 0xFFFFFF
     text_structure(reg, byte)

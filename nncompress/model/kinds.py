@@ -60,10 +60,17 @@ class Context(IntEnum):
     WORD_SEPARATED = 61  # previous word + the bytes after it (its last three) + current partial word
     # strength round 7 (issue 12): the previous word's stem (contexts.word_stem)
     STEM_WORD = 62  # previous word's stem + current partial word, or the previous byte between words
+    # strength round 17 (issue 12): the shape of the sentence around the current word
+    # capitalisation of the last words + words since the sentence began + the current word's first
+    # letter's case and length (up to 3) + character classes of the last three bytes
+    WORD_SHAPE = 63
+    PUNCT_WORD = 64  # the last , ; : . ! ? + words since it + current partial word (or previous byte)
+    PUNCT_BIGRAM = 65  # PUNCT_WORD's punctuation and count + previous word + current partial word
+    WORD_FOLLOWER = 66  # the word that followed the previous word last time + current partial word
 
 
 MAX_ORDER = 16
-MAX_CONTEXTS = 32
+MAX_CONTEXTS = 40  # 32 until round 17
 
 
 class Selector(IntEnum):
@@ -89,7 +96,7 @@ class Selector(IntEnum):
     LINE_CLASSES = 12  # classes of the line's first two bytes x column bucket x partial byte
 
 
-# weight rows each selector chooses among (SEEN: up to 32 contexts + 1 counts x 32 nodes)
+# weight rows each selector chooses among (SEEN: up to MAX_CONTEXTS + 1 counts x 32 nodes)
 SELECTOR_ROWS = {
     Selector.PARTIAL_BYTE: 256,
     Selector.MATCH: 32 * 3,

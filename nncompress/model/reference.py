@@ -155,6 +155,8 @@ class ByteHistory:
         self.paren = 0  # ( depth, at most 3
         self.square = 0  # [ and { depth, at most 3
         self.quote = 0  # inside "..."
+        self.punct = 0  # the last , ; : . ! ? byte << 4 | words completed since (strength round 17)
+        self.word_followers = {}  # low 16 bits of a word's hash -> the word that followed it last
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -200,13 +202,17 @@ class ByteHistory:
             self.separator = byte
             self.stem1 = self.word_stem(self.word_start, self.pos - 1)
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
+            self.word_followers[self.word2 & 0xFFFF] = self.word1
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
+            self.punct = (self.punct & ~15) | min((self.punct & 15) + 1, 15)
         else:
             self.separator = ((self.separator << 8) | byte) & 0xFFFFFF
         if byte in b".!?":
             self.sentence_words = 0
+        if byte in b",;:.!?":
+            self.punct = byte << 4
         if byte == ord("(") and self.paren < 3:
             self.paren += 1
         elif byte == ord(")") and self.paren > 0:
@@ -314,6 +320,16 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(hash32(kind, h.word1), h.separator), h.word)
     if kind == Context.STEM_WORD:  # strength round 7 (issue 12)
         return hash32(hash32(kind, h.stem1), h.word if h.word != 0 else c1)
+    if kind == Context.WORD_SHAPE:  # strength round 17 (issue 12)
+        length = min(h.pos - h.word_start, 3) if h.word != 0 else 0
+        return hash32(kind, h.caps | (h.sentence_words << 4) | (h.word_cap << 8) | (length << 9)
+                      | ((h.classes & 0x1FF) << 11))
+    if kind == Context.PUNCT_WORD:
+        return hash32(hash32(kind, h.punct), h.word if h.word != 0 else c1)
+    if kind == Context.PUNCT_BIGRAM:
+        return hash32(hash32(hash32(kind, h.punct), h.word1), h.word if h.word != 0 else c1)
+    if kind == Context.WORD_FOLLOWER:
+        return hash32(hash32(kind, h.word_followers.get(h.word1 & 0xFFFF, 0)), h.word if h.word != 0 else c1)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -804,7 +820,9 @@ class ReferencePredictor:
             # strength (issue 12)
             "run_table", "run_p", "run_n", "apm_o3", "apm_match", "apm_word", "apm_o4",
             # round 15 (issue 12)
-            "o1_p", "o1_n", "o2_p", "o2_n")}
+            "o1_p", "o1_n", "o2_p", "o2_n",
+            # round 17 (issue 12)
+            "word_followers")}
         for name, direct_map in (("o1", self.direct1), ("o2", self.direct2)):
             if direct_map is not None:
                 s[name + "_p"].append((..., direct_map.p))
@@ -822,6 +840,8 @@ class ReferencePredictor:
         s.update(ExpertInMix.state_by_field(self.expert))  # branch neural2
         s["hist"].append((..., list(h.buffer)))
         s["ind"].append((..., h.followers1 + h.followers2))
+        if Context.WORD_FOLLOWER in self.contexts:  # round 17
+            s["word_followers"].extend(h.word_followers.items())
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
             s["tables"].append((i, list(slots.table)))
             s["sm_p"].append((i, smap.p))

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
+from .kinds import MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -48,7 +48,7 @@ C_SEL_KIND = 18  # C_SEL_KIND + k: the Selector of first-layer mixer k
 C_SEL_BASE = C_SEL_KIND + MAX_SELECTORS  # C_SEL_BASE + k: first weight row of mixer k
 C_KINDS = C_SEL_BASE + MAX_SELECTORS  # C_KINDS + i: the Context kind of context i
 # branch neural2: the RNNME expert (rnnme_mix.py)
-C_RNNME_H = C_KINDS + 32  # the expert's units (0: no expert)
+C_RNNME_H = C_KINDS + MAX_CONTEXTS  # the expert's units (0: no expert)
 C_RNNME_INPUTS = C_RNNME_H + 1  # its mixer inputs per node
 C_RNNME_APM_W = C_RNNME_H + 2  # weight (/16) of the APM on its expected nibble
 C_RNNME_PURE = C_RNNME_H + 3  # 1: the expert alone predicts
@@ -96,7 +96,11 @@ R_SEPARATOR = 27  # the last three bytes that followed the previous word (before
 # strength round 7 (issue 12)
 R_WORD_START = 28  # position of the current word's first byte
 R_STEM1 = 29  # hash of the previous word's stem (contexts.word_stem)
-REGISTER_SIZE = 30
+# strength round 17 (issue 12)
+R_PUNCT = 30  # the last , ; : . ! ? byte << 4 | words completed since it (capped at 15)
+REGISTER_SIZE = 31
+
+FOLLOWER_MASK = (1 << 16) - 1  # round 17: Field word_followers holds 2^16 words
 
 
 class Dims:
@@ -288,6 +292,11 @@ FIELDS = (
     Field("hist", "uint8", lambda d: (1 << d.params.history_bits,), "contexts"),
     Field("ctx_hash", "int64", lambda d: (d.nctx,), "contexts", twin=False),
     Field("ind", "int64", lambda d: (256 + 65536,), "contexts"),
+    # round 17: a word -> the word that followed it last time, by the low bits of its hash (only
+    # WORD_FOLLOWER reads it; one placeholder entry otherwise, and the kernels then skip it)
+    Field("word_followers", "int64",
+          lambda d: (FOLLOWER_MASK + 1 if Context.WORD_FOLLOWER in d.params.contexts else 1,),
+          "contexts"),
     # bit histories: hashed slots of node states, their probability maps, the order-0 map
     Field("tables", "uint8", lambda d: (d.nctx, 1 << d.params.table_bits), "histories"),
     Field("slots", "int64", lambda d: (d.nctx,), "histories", twin=False),
