@@ -64,9 +64,10 @@ PAYLOAD_SLACK = 64
 MAX_RAW_PER_PAYLOAD_BIT = 500
 PAYLOAD_BITS_SLACK = 64
 # A header's parameter list (format 1, and format 2's custom parameters): ModelParams' scalars,
-# then the context count and kinds (48 + 1 + up to 40 today; 32 until round 17).  Until preset 22 this was 64, and a
-# custom model with 24 contexts or more wrote a header its own decoder refused; the encoder now
-# checks the same bound, and tests/test_format.py that the largest ModelParams fits.
+# then the context count and kinds (48 + 1 + up to 40 today; up to 32 until round 17).  Until
+# preset 22 this was 64, and a custom model with 24 contexts or more wrote a header its own
+# decoder refused; the encoder now checks the same bound, and tests/test_format.py that the
+# largest ModelParams fits.
 MAX_PARAMS = 128
 # A format-2 override names a scalar by its number (ModelParams.scalar_names(): 48 today) in a
 # varint bit mask, which holds 64 bits.

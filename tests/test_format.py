@@ -328,8 +328,8 @@ def test_parameter_count_limit_is_inclusive():
 
 
 def test_every_model_fits_a_header():
-    """The largest parameter list a ModelParams can have (every scalar, MAX_CONTEXTS contexts) fits under
-    MAX_PARAMS; it did not once (a custom model of 24 contexts wrote a header its own decoder
+    """The largest parameter list a ModelParams can have (every scalar, MAX_CONTEXTS contexts) fits
+    under MAX_PARAMS; it did not once (a custom model of 24 contexts wrote a header its own decoder
     refused), so a new field that pushes it over fails here, not in a user's archive."""
     from nncompress.model.kinds import MAX_CONTEXTS
     from nncompress.model.params import ModelParams

@@ -329,7 +329,8 @@ def context_hash(kind: int, h: ByteHistory) -> int:
     if kind == Context.PUNCT_BIGRAM:
         return hash32(hash32(hash32(kind, h.punct), h.word1), h.word if h.word != 0 else c1)
     if kind == Context.WORD_FOLLOWER:
-        return hash32(hash32(kind, h.word_followers.get(h.word1 & 0xFFFF, 0)), h.word if h.word != 0 else c1)
+        follower = h.word_followers.get(h.word1 & 0xFFFF, 0)
+        return hash32(hash32(kind, follower), h.word if h.word != 0 else c1)
     raise ValueError(f"unknown context kind {kind}")
 
 
