@@ -264,7 +264,7 @@ def test_punctuation_and_word_follower_registers():
     assert fed(b"Yes, we can go").punct == (ord(",") << 4) | 2  # "we" and "can"; "go" is partial
     assert fed(b"Yes, we can. Go").punct == ord(".") << 4
     assert fed(b"no mark here ").punct == 3  # the count runs from the start
-    assert fed(b"" + b"one two " * 20).punct == 15  # and stops at 15
+    assert fed(b"one two " * 20).punct == 15  # and stops at 15
     h = fed(b"the cat sat; the dog ran; the ")
     dog = fed(b"x dog ").word1
     assert h.word_followers[h.word1 & 0xFFFF] == dog  # "the" was last followed by "dog"

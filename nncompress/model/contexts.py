@@ -8,7 +8,7 @@ hashes every context (`kinds.Context`) for the byte about to be coded.
 from __future__ import annotations
 
 from .jit import kernel
-from .kinds import CharClass, Context
+from .kinds import FOLLOWER_MASK, CharClass, Context
 from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CLASSES, R_COLUMN,
                     R_LINE_START, R_POS, R_PREV_LINE_START, R_WORD, R_WORD1, R_WORD2,
                     R_WORD_PREFIX)
@@ -16,7 +16,7 @@ from .state import R_CAPS, R_NEST, R_SENTENCE_WORDS, R_WORD_CAP  # strength (iss
 from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (issue 12)
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
-from .state import FOLLOWER_MASK, R_PUNCT  # strength round 17 (issue 12)
+from .state import R_PUNCT  # strength round 17 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -79,6 +79,7 @@ def byte_context_hashes(st):
     c8 = reg[R_C8]
     pos = reg[R_POS]
     hmask = (1 << cfg[C_HIST_BITS]) - 1
+    word_or_c1 = reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF  # the word, or the last byte
     for i in range(cfg[C_NCTX]):
         kind = cfg[C_KINDS + i]
         if kind <= Context.ORDER4:
@@ -155,19 +156,17 @@ def byte_context_hashes(st):
         elif kind == Context.WORD_SEPARATED:
             h = hash2(hash2(hash2(kind, reg[R_WORD1]), reg[R_SEPARATOR]), reg[R_WORD])
         elif kind == Context.STEM_WORD:  # strength round 7 (issue 12)
-            h = hash2(hash2(kind, reg[R_STEM1]), reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+            h = hash2(hash2(kind, reg[R_STEM1]), word_or_c1)
         elif kind == Context.WORD_SHAPE:  # strength round 17 (issue 12)
             length = min(pos - reg[R_WORD_START], 3) if reg[R_WORD] != 0 else 0
             h = hash2(kind, reg[R_CAPS] | (reg[R_SENTENCE_WORDS] << 4) | (reg[R_WORD_CAP] << 8)
                       | (length << 9) | ((reg[R_CLASSES] & 0x1FF) << 11))
         elif kind == Context.PUNCT_WORD:
-            h = hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+            h = hash2(hash2(kind, reg[R_PUNCT]), word_or_c1)
         elif kind == Context.PUNCT_BIGRAM:
-            h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]),
-                      reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+            h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]), word_or_c1)
         else:  # Context.WORD_FOLLOWER
-            h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]),
-                      reg[R_WORD] if reg[R_WORD] != 0 else c4 & 0xFF)
+            h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]), word_or_c1)
         st.ctx_hash[i] = h
 
 
@@ -176,8 +175,6 @@ def text_structure(reg, byte):
     """strength (issue 12): sentence ends and bracket/quote nesting after `byte`."""
     if byte == 46 or byte == 33 or byte == 63:  # . ! ?
         reg[R_SENTENCE_WORDS] = 0
-    if byte_class(byte) == _PUNCTUATION:  # round 17: , ; : . ! ?
-        reg[R_PUNCT] = byte << 4
     nest = reg[R_NEST]
     paren = nest & 3
     square = (nest >> 2) & 3
@@ -275,6 +272,8 @@ def append_byte(st, byte):
         reg[R_SEPARATOR] = ((reg[R_SEPARATOR] << 8) | byte) & 0xFFFFFF
     text_structure(reg, byte)
     cls = byte_class(byte)
+    if cls == _PUNCTUATION:  # round 17: , ; : . ! ? (after the word count above: from 0)
+        reg[R_PUNCT] = byte << 4
     if (reg[R_CLASSES] & 7) != cls or pos == 1:
         reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF
     reg[R_CLASSES] = ((reg[R_CLASSES] << 3) | cls) & 0xFFFFFF

@@ -71,6 +71,7 @@ class Context(IntEnum):
 
 MAX_ORDER = 16
 MAX_CONTEXTS = 40  # 32 until round 17
+FOLLOWER_MASK = (1 << 16) - 1  # WORD_FOLLOWER's table: 2^16 words, by a word hash's low bits
 
 
 class Selector(IntEnum):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from . import detmath
 from .detmath import deterministic_uniform
-from .kinds import SELECTOR_ROWS, CharClass, Context, Selector, ZeroStart
+from .kinds import FOLLOWER_MASK, SELECTOR_ROWS, CharClass, Context, Selector, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -156,7 +156,7 @@ class ByteHistory:
         self.square = 0  # [ and { depth, at most 3
         self.quote = 0  # inside "..."
         self.punct = 0  # the last , ; : . ! ? byte << 4 | words completed since (strength round 17)
-        self.word_followers = {}  # low 16 bits of a word's hash -> the word that followed it last
+        self.word_followers = {}  # low bits of a word's hash -> the word that followed it last time
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -202,7 +202,7 @@ class ByteHistory:
             self.separator = byte
             self.stem1 = self.word_stem(self.word_start, self.pos - 1)
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
-            self.word_followers[self.word2 & 0xFFFF] = self.word1
+            self.word_followers[self.word2 & FOLLOWER_MASK] = self.word1
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
@@ -329,7 +329,7 @@ def context_hash(kind: int, h: ByteHistory) -> int:
     if kind == Context.PUNCT_BIGRAM:
         return hash32(hash32(hash32(kind, h.punct), h.word1), h.word if h.word != 0 else c1)
     if kind == Context.WORD_FOLLOWER:
-        follower = h.word_followers.get(h.word1 & 0xFFFF, 0)
+        follower = h.word_followers.get(h.word1 & FOLLOWER_MASK, 0)
         return hash32(hash32(kind, follower), h.word if h.word != 0 else c1)
     raise ValueError(f"unknown context kind {kind}")
 

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
+from .kinds import FOLLOWER_MASK, MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -99,8 +99,6 @@ R_STEM1 = 29  # hash of the previous word's stem (contexts.word_stem)
 # strength round 17 (issue 12)
 R_PUNCT = 30  # the last , ; : . ! ? byte << 4 | words completed since it (capped at 15)
 REGISTER_SIZE = 31
-
-FOLLOWER_MASK = (1 << 16) - 1  # round 17: Field word_followers holds 2^16 words
 
 
 class Dims:
