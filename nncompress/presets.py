@@ -295,6 +295,17 @@ _STRONG_R17 = ModelParams(**dict(_STRONG_R16.__dict__, contexts=_STRONG_R16.cont
     C.WORD_SHAPE, C.PUNCT_WORD, C.PUNCT_BIGRAM, C.WORD_FOLLOWER)))
 
 
+# Round 18 (strength round 9, issue 12): the word that followed the previous word last time, read
+# byte by byte: the byte it has next while the current word agrees with it, as a context
+# (WORD_PREDICTED) and as a mixer selector (Selector.FOLLOWER); and the order-3 SSE stage at
+# 4/16, its rows sized to the input (apm_chain_bits).  Model only, against preset 41: see
+# bench/TUNING.md, round 18.
+_STRONG_R18 = ModelParams(**dict(
+    _STRONG_R17.__dict__, contexts=_STRONG_R17.contexts + (C.WORD_PREDICTED,),
+    mixer_select=_STRONG_R17.mixer_select | selector_mask(S.FOLLOWER), apm_chain=1,
+    apm_chain_weight=4, apm_chain_bits=18))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -346,6 +357,8 @@ PRESETS = {
     40: Preset(9, _STRONG_R16),
     # round 17: level 9 reads punctuation, capitalisation and the word that followed last time
     41: Preset(9, _STRONG_R17),
+    # round 18: level 9 reads the follower word byte by byte; an order-3 SSE stage
+    42: Preset(9, _STRONG_R18),
 }
 
 # Each level is the newest preset registered for it.

@@ -78,15 +78,15 @@ def test_every_state_field_has_an_owning_component():
 
 def test_presets_name_their_mixers():
     """Level 9 runs every first-layer mixer but the byte-2-back one and two of round 13's (the
-    RNNME expert's and the column and word-state ones included), levels 7 and 8 the same without
-    the expert's and round 13's (round 9), level 6 also without the recurrent signs; 1 a subset
-    of 3..5, and those a subset of 6."""
+    RNNME expert's, the column and word-state ones and round 18's follower included), levels 7 and
+    8 the same without the expert's, round 13's and round 18's (round 9), level 6 also without
+    the recurrent signs; 1 a subset of 3..5, and those a subset of 6."""
     unused = (Selector.BYTE2, Selector.ABOVE_BYTE, Selector.LINE_CLASSES)
     assert LEVELS[9].selectors == tuple(s for s in Selector if s not in unused)
     assert set(LEVELS[1].selectors) < set(LEVELS[3].selectors) <= set(LEVELS[6].selectors)
     assert LEVELS[8].selectors == LEVELS[7].selectors == tuple(
         s for s in LEVELS[9].selectors
-        if s not in (Selector.RNNME, Selector.COLUMN_ABOVE, Selector.WORD_STATE))
+        if s not in (Selector.RNNME, Selector.COLUMN_ABOVE, Selector.WORD_STATE, Selector.FOLLOWER))
     assert LEVELS[6].selectors == tuple(s for s in LEVELS[8].selectors if s != Selector.RNN_SIGNS)
     assert selector_mask(Selector.PARTIAL_BYTE, Selector.CLASS_RUNS) == 0b10000001
     assert all(isinstance(k, int) and not isinstance(k, Context) for k in LEVELS[9].contexts)

@@ -71,6 +71,8 @@ FROZEN = {
     40: "4b701c5f1119203a",
     # round 17: level 9 reads punctuation, capitalisation and the word that followed last time
     41: "7d9820d4bcd3cf21",
+    # round 18: level 9 reads the follower word byte by byte; an order-3 SSE stage
+    42: "e9acf353499a673a",
 }
 
 
@@ -135,9 +137,10 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # ordinary pages): the resident peak is what tests/test_small_inputs.py bounds (< 200 MiB).
     # The mixer rows grow with the contexts and selectors (level 9 since round 13: 28 contexts,
     # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB; round 15: 246 MiB;
-    # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305).
+    # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305; round 18: the FOLLOWER mixer's
+    # 65,792 rows, 331 MiB of 1404).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 300 << 20 and fitted < model_memory(params)
+    assert fitted <= 340 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

@@ -157,10 +157,15 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 2, WORD, 63, 64, 65, 66), mixer_select=0b1001, **SMALL),
     ModelParams(contexts=EVERY_CONTEXT + (54, 55, 56, 59, 60, 61, 62, 63, 64, 65, 66),
                 mixer_select=0b1001, **SMALL),
+    # round 18: the byte the follower word predicts, as a context and as a mixer selector
+    ModelParams(contexts=(1, 2, WORD, 66, 67), mixer_select=(1 << 13) | 0b11, **SMALL),
+    # round 18: the SSE chain's hashed rows sized with the context tables (apm_chain_bits=18,
+    # table_bits=16: 2^12 rows, and they collide on this input)
+    ModelParams(contexts=(1, 2, WORD), apm_chain=0b1101, apm_chain_bits=18, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
-        "round17_wide"])
+        "round17_wide", "round18_follower", "round18_chain_bits"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -195,6 +200,16 @@ def test_twin_matches_kernels_across_history_wrap(sample_text):
     assert len(data) > 4 << params.history_bits
     seen = run_side_by_side(params, data)
     assert seen["matched_nibbles"] > 500  # repeats inside the window were followed after wraps
+
+
+def test_twin_matches_kernels_when_the_follower_word_leaves_the_history(sample_text):
+    """Round 18: with a 1 KiB history, the word that followed a word last time is often
+    overwritten before the word comes again; the mixer selected by its expected byte (here
+    without the WORD_PREDICTED context: the follower's table is kept for the mixer alone) must then
+    expect nothing, in the kernels as in the twin."""
+    params = ModelParams(contexts=(1, 3, WORD), mixer_select=(1 << 13) | 1, history_bits=10,
+                         table_bits=14, match_bits=10)
+    run_side_by_side(params, wrap_input(sample_text, 1 << params.history_bits))
 
 
 def test_hash_is_32_bit_and_masks_its_operands():
@@ -269,3 +284,13 @@ def test_punctuation_and_word_follower_registers():
     dog = fed(b"x dog ").word1
     assert h.word_followers[h.word1 & 0xFFFF] == dog  # "the" was last followed by "dog"
     assert h.word_followers[dog & 0xFFFF] == fed(b"x ran ").word1
+    # round 18: "the" was last followed by "dog": between words its first byte is expected, inside
+    # a word that agrees (case-folded) the next one, with the bytes that agree from bit 9
+    story = b"the cat sat; the dog ran; "
+    assert fed(story + b"the ").follower_expects() == ord("d") + 1
+    assert fed(story + b"The D").follower_expects() == (ord("o") + 1) | (1 << 9)
+    assert fed(story + b"the do").follower_expects() == (ord("g") + 1) | (2 << 9)
+    assert fed(story + b"the dog").follower_expects() == (ord(" ") + 1) | (3 << 9)
+    assert fed(story + b"the dot").follower_expects() == 0  # it differs
+    assert fed(story + b"the c").follower_expects() == 0
+    assert fed(b"the cat").follower_expects() == 0  # no word has ended yet

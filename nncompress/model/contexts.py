@@ -17,6 +17,7 @@ from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (i
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 from .state import R_PUNCT  # strength round 17 (issue 12)
+from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
 MASK32 = 0xFFFFFFFF
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
@@ -69,6 +70,21 @@ def fold_case(x):
             b += 32
         out |= b << (8 * k)
     return out
+
+
+@kernel(inline=True)
+def predicted_byte(reg, hist, hmask, pos):
+    """Round 18: 1 + the byte that comes after the current word's agreeing part in the word that
+    followed the previous word last time, with how many bytes agree (capped at 15) from bit 9;
+    0 when there is no such word, the current word differs from it, or it left the history."""
+    agree = reg[R_FOLLOW_AGREE]
+    start = reg[R_FOLLOW_START]
+    if start == 0 or agree < 0:
+        return 0
+    q = start - 1 + agree
+    if q >= pos or pos - q > hmask:
+        return 0
+    return (hist[q & hmask] + 1) | (min(agree, 15) << 9)
 
 
 @kernel
@@ -165,8 +181,10 @@ def byte_context_hashes(st):
             h = hash2(hash2(kind, reg[R_PUNCT]), word_or_c1)
         elif kind == Context.PUNCT_BIGRAM:
             h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]), word_or_c1)
-        else:  # Context.WORD_FOLLOWER
+        elif kind == Context.WORD_FOLLOWER:
             h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]), word_or_c1)
+        else:  # Context.WORD_PREDICTED (round 18)
+            h = hash2(hash2(kind, reg[R_FOLLOW_BYTE]), word_or_c1)
         st.ctx_hash[i] = h
 
 
@@ -227,6 +245,21 @@ def word_stem(hist, hmask, start, end):
     return h
 
 
+@kernel(inline=True)
+def agree_word(reg, hist, hmask, pos, folded):
+    """Round 18: after the current word's latest byte (`folded`, at pos - 1), whether the word
+    still agrees, case-folded, with the word that followed the previous word last time."""
+    k = pos - 1 - reg[R_WORD_START]
+    if reg[R_FOLLOW_AGREE] != k or reg[R_FOLLOW_START] == 0:
+        reg[R_FOLLOW_AGREE] = -1
+        return
+    q = reg[R_FOLLOW_START] - 1 + k
+    if q < pos - 1 and pos - 1 - q <= hmask and fold_byte(hist[q & hmask]) == folded:
+        reg[R_FOLLOW_AGREE] = k + 1
+    else:
+        reg[R_FOLLOW_AGREE] = -1
+
+
 @kernel
 def append_byte(st, byte):
     """Byte-level state after a byte: followers, history, order registers, words, classes, lines."""
@@ -251,6 +284,8 @@ def append_byte(st, byte):
             reg[R_WORD_PREFIX] = (reg[R_C4] >> 8) & 0xFF
             reg[R_WORD_CAP] = 1 if 65 <= byte <= 90 else 0  # strength (issue 12)
         reg[R_WORD] = hash2(reg[R_WORD] + 1, c)
+        if st.cfg[C_FOLLOW]:  # round 18
+            agree_word(reg, hist, (1 << st.cfg[C_HIST_BITS]) - 1, pos, c)
         if c <= 122:  # strength round 5 (issue 12)
             reg[R_LETTERS] = ((reg[R_LETTERS] << 5) | (c - 96)) & 0x3FFFFFFF
     elif reg[R_WORD] != 0:
@@ -263,6 +298,10 @@ def append_byte(st, byte):
         reg[R_WORD] = 0
         if st.word_followers.shape[0] > 1:  # round 17: only WORD_FOLLOWER reads it
             st.word_followers[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD1]
+        if st.cfg[C_FOLLOW]:  # round 18: the word that ended follows the one before it
+            st.follower_starts[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD_START] + 1
+            reg[R_FOLLOW_START] = st.follower_starts[reg[R_WORD1] & FOLLOWER_MASK]
+            reg[R_FOLLOW_AGREE] = 0
         # strength (issue 12): sentence position and capitalisation
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
@@ -296,3 +335,5 @@ def append_byte(st, byte):
     first = 1 + byte_class(hist[reg[R_LINE_START] & hmask]) if col > 0 else 0
     second = 1 + byte_class(hist[(reg[R_LINE_START] + 1) & hmask]) if col > 1 else 0
     reg[R_LINE_CLASSES] = first * 9 + second
+    if st.cfg[C_FOLLOW]:  # round 18
+        reg[R_FOLLOW_BYTE] = predicted_byte(reg, hist, hmask, pos)

@@ -67,6 +67,9 @@ class Context(IntEnum):
     PUNCT_WORD = 64  # the last , ; : . ! ? + words since it + current partial word (or previous byte)
     PUNCT_BIGRAM = 65  # PUNCT_WORD's punctuation and count + previous word + current partial word
     WORD_FOLLOWER = 66  # the word that followed the previous word last time + current partial word
+    # round 18: the byte that word has next where the current word still agrees with it (with how
+    # many bytes agree) + current partial word, or the previous byte between words
+    WORD_PREDICTED = 67
 
 
 MAX_ORDER = 16
@@ -95,6 +98,8 @@ class Selector(IntEnum):
     WORD_STATE = 10
     ABOVE_BYTE = 11  # the byte above (previous line, same column) x partial byte
     LINE_CLASSES = 12  # classes of the line's first two bytes x column bucket x partial byte
+    # round 18: the byte WORD_PREDICTED's word has next (0: none) x partial byte
+    FOLLOWER = 13
 
 
 # weight rows each selector chooses among (SEEN: up to MAX_CONTEXTS + 1 counts x 32 nodes)
@@ -112,6 +117,7 @@ SELECTOR_ROWS = {
     Selector.WORD_STATE: 152 << 8,  # 128 word states + 8 sentence positions x 3 UTF-8 places
     Selector.ABOVE_BYTE: 257 << 8,
     Selector.LINE_CLASSES: 648 << 8,  # 9 x 9 class pairs x 8 column buckets
+    Selector.FOLLOWER: 257 << 8,  # 1 + the expected byte (0: none)
 }
 MAX_SELECTORS = len(Selector)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
+from .state import R_FOLLOW_BYTE  # round 18 (issue 12)
 from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
                     R_WORD, R_WORD_CAP)
 from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL, C_SEL_BASE,
@@ -91,6 +92,8 @@ def selector_row(kind, reg, nibble, j, c0, seen, eb, rnn_pattern, rnnme_code):
         return (reg[R_ABOVE] << 8) | c0
     if kind == Selector.LINE_CLASSES:
         return (((reg[R_LINE_CLASSES] << 3) | column_bucket(reg[R_COLUMN])) << 8) | c0
+    if kind == Selector.FOLLOWER:  # round 18
+        return ((reg[R_FOLLOW_BYTE] & 0x1FF) << 8) | c0
     return ((reg[R_CLASS_RUNS] & 0x1FF) << 8) | c0  # Selector.CLASS_RUNS
 
 

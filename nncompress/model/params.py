@@ -109,6 +109,13 @@ class ModelParams:
     # input the mixer has yet to learn to trust costs less from 0 than from a quarter of the sum
     mixer_zero_start: int = extension(0)
 
+    # ---- round 18 (issue 12): the SSE chain's size ----
+    # > 0: the chain's hashed APMs (order 3, word, order 4) have 2^min(bits, table_bits - 4) rows,
+    # so they shrink with the context tables for a small input (no header override); 0: 2^18
+    # rows whatever the tables, what older headers mean.  Their rows are spread by a hash: at
+    # 2^18 rows even a 4 KB input touched most of their 33 MiB
+    apm_chain_bits: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -159,6 +166,8 @@ class ModelParams:
         checks.append((self.direct_order2_bits == 0 or 12 <= self.direct_order2_bits <= 26,
                        "direct_order2_bits must be 0 or 12..26"))
         checks.append((0 <= self.mixer_zero_start < 16, "mixer_zero_start must be in 0..15"))
+        checks.append((self.apm_chain_bits == 0 or 10 <= self.apm_chain_bits <= 24,
+                       "apm_chain_bits must be 0 or 10..24"))
         checks.append((self.path_coding in (0, 1) and not (self.path_coding and self.rnnme_pure),
                        "path_coding must be 0 or 1 (and 0 with rnnme_pure)"))
         checks += self._rnnme_checks()

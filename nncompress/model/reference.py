@@ -157,6 +157,7 @@ class ByteHistory:
         self.quote = 0  # inside "..."
         self.punct = 0  # the last , ; : . ! ? byte << 4 | words completed since (strength round 17)
         self.word_followers = {}  # low bits of a word's hash -> the word that followed it last time
+        self.follower_starts = {}  # the same key -> where that word began (round 18)
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -175,6 +176,22 @@ class ByteHistory:
         for c in word[: len(word) - cut][:32]:
             h = hash32(h + 1, c)
         return h
+
+    def follower_expects(self) -> int:
+        """Round 18: 1 + the byte the word that followed the previous word last time has after as
+        many bytes as the current word has, if all of those agree with the current word's
+        (case-folded), with that count (at most 15) from bit 9; 0 otherwise."""
+        start = self.follower_starts.get(self.word1 & FOLLOWER_MASK)
+        if start is None:
+            return 0
+        length = self.pos - self.word_start if self.word != 0 else 0
+        for k in range(length + 1):  # each byte of the word, then the one expected next
+            at = self.word_start + k if k < length else self.pos
+            if start + k >= at or at - (start + k) > self.mask:
+                return 0
+            if k < length and bytes([self.at(start + k)]).lower() != bytes([self.at(at)]).lower():
+                return 0
+        return (self.at(start + length) + 1) | (min(length, 15) << 9)
 
     def byte_back(self, n: int) -> int:
         """The n-th most recent byte (n = 1: the last one); 0 before the start."""
@@ -203,6 +220,7 @@ class ByteHistory:
             self.stem1 = self.word_stem(self.word_start, self.pos - 1)
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
             self.word_followers[self.word2 & FOLLOWER_MASK] = self.word1
+            self.follower_starts[self.word2 & FOLLOWER_MASK] = self.word_start
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
@@ -331,6 +349,8 @@ def context_hash(kind: int, h: ByteHistory) -> int:
     if kind == Context.WORD_FOLLOWER:
         follower = h.word_followers.get(h.word1 & FOLLOWER_MASK, 0)
         return hash32(hash32(kind, follower), h.word if h.word != 0 else c1)
+    if kind == Context.WORD_PREDICTED:  # round 18
+        return hash32(hash32(kind, h.follower_expects()), h.word if h.word != 0 else c1)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -736,6 +756,8 @@ class ReferencePredictor:
         self.chain = {bit: APM(p.apm_rate) for bit in (CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4)
                       if p.apm_chain & bit}
         self.chain_weight = p.apm_chain_weight
+        # round 18: apm_chain_bits > 0 sizes the hashed members with the context tables
+        self.chain_mask = (1 << (min(p.apm_chain_bits, p.table_bits - 4) if p.apm_chain_bits else 18)) - 1
         self.rnn = RecurrentLayer(p.rnn_hidden, p.rnn_bptt, p.rnn_lr_micro * 1e-6) \
             if p.rnn_hidden else None
         self.expert = ExpertInMix(p) if p.rnnme_hidden else None  # branch neural2
@@ -823,7 +845,9 @@ class ReferencePredictor:
             # round 15 (issue 12)
             "o1_p", "o1_n", "o2_p", "o2_n",
             # round 17 (issue 12)
-            "word_followers")}
+            "word_followers",
+            # round 18 (issue 12)
+            "follower_starts")}
         for name, direct_map in (("o1", self.direct1), ("o2", self.direct2)):
             if direct_map is not None:
                 s[name + "_p"].append((..., direct_map.p))
@@ -843,6 +867,8 @@ class ReferencePredictor:
         s["ind"].append((..., h.followers1 + h.followers2))
         if Context.WORD_FOLLOWER in self.contexts:  # round 17
             s["word_followers"].extend(h.word_followers.items())
+        if Context.WORD_PREDICTED in self.contexts or self.params.mixer_select >> Selector.FOLLOWER & 1:
+            s["follower_starts"].extend((k, v + 1) for k, v in h.follower_starts.items())
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
             s["tables"].append((i, list(slots.table)))
             s["sm_p"].append((i, smap.p))
@@ -938,6 +964,8 @@ class ReferencePredictor:
             first = 1 + byte_class(h.at(h.line_start)) if h.column > 0 else 0
             second = 1 + byte_class(h.at(h.line_start + 1)) if h.column > 1 else 0
             return ((((first * 9 + second) << 3) | column_bucket(h.column)) << 8) | c0
+        if kind == Selector.FOLLOWER:  # round 18
+            return ((h.follower_expects() & 0x1FF) << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
     def _predict_node(self, j: int, pattern: int) -> int:
@@ -1028,7 +1056,7 @@ class ReferencePredictor:
         """The row of SSE-chain APM `bit` (strength, issue 12)."""
         last4 = self.history.last4
         if bit == CHAIN_ORDER3:
-            return hash32(c0 + 0x300, last4 & 0xFFFFFF) & ((1 << 18) - 1)
+            return hash32(c0 + 0x300, last4 & 0xFFFFFF) & self.chain_mask
         if bit == CHAIN_MATCH:
             length = self.match.length if self.match is not None else 0
             expected = -1
@@ -1036,8 +1064,8 @@ class ReferencePredictor:
                 expected = expected_bit_of(self.match.byte, self.low_half, self.hi, j)
             return ((match_bucket(length) * 3 + expected + 1) << 8) | c0
         if bit == CHAIN_WORD:
-            return hash32(c0 + 0x500, self.history.word + (last4 & 0xFF) * 0x10000 + 1) & ((1 << 18) - 1)
-        return hash32(c0 + 0x400, last4) & ((1 << 18) - 1)
+            return hash32(c0 + 0x500, self.history.word + (last4 & 0xFF) * 0x10000 + 1) & self.chain_mask
+        return hash32(c0 + 0x400, last4) & self.chain_mask
 
     def _predict_nibble(self) -> list:
         pattern = self.rnn.sign_pattern() if self.rnn is not None else 0

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import FOLLOWER_MASK, MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, ZeroStart
+from .kinds import FOLLOWER_MASK, MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, Selector, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -59,7 +59,8 @@ C_APM_CHAIN = C_RUN_INPUTS + 2  # ModelParams.apm_chain (bit mask of apm.CHAIN_*
 C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
 C_DIRECT = C_RUN_INPUTS + 4  # round 15: the direct maps' mixer inputs (direct.py), 0..2
 C_WORD_STEMS = C_RUN_INPUTS + 5  # round 16: 1 if a context reads the previous word's stem
-CONFIG_SIZE = C_RUN_INPUTS + 6
+C_FOLLOW = C_RUN_INPUTS + 6  # round 18: 1 if WORD_PREDICTED or the FOLLOWER mixer reads R_FOLLOW_*
+CONFIG_SIZE = C_RUN_INPUTS + 7
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -98,7 +99,17 @@ R_WORD_START = 28  # position of the current word's first byte
 R_STEM1 = 29  # hash of the previous word's stem (contexts.word_stem)
 # strength round 17 (issue 12)
 R_PUNCT = 30  # the last , ; : . ! ? byte << 4 | words completed since it (capped at 15)
-REGISTER_SIZE = 31
+# strength round 18 (issue 12): the word that followed the previous word last time, read byte by byte
+R_FOLLOW_START = 31  # 1 + its position in the history; 0: none
+R_FOLLOW_AGREE = 32  # bytes of the current word that agree with it (case-folded); -1: they differ
+R_FOLLOW_BYTE = 33  # contexts.predicted_byte for the next byte
+REGISTER_SIZE = 34
+
+
+def reads_follower(p: ModelParams) -> bool:
+    """Round 18: whether a context or a mixer reads the predicted byte of the word that followed
+    the previous word last time."""
+    return Context.WORD_PREDICTED in p.contexts or bool(p.mixer_select >> Selector.FOLLOWER & 1)
 
 
 class Dims:
@@ -194,6 +205,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_APM_CHAIN_W] = p.apm_chain_weight
     cfg[C_DIRECT] = d.direct_inputs
     cfg[C_WORD_STEMS] = int(Context.STEM_WORD in p.contexts)
+    cfg[C_FOLLOW] = int(reads_follower(p))
     return cfg
 
 
@@ -207,13 +219,19 @@ def _chain_rows(d: Dims, bit: int) -> int:
     """Rows of the SSE-chain APM selected by `bit` (strength, issue 12); 1 when it is off."""
     if not d.params.apm_chain & bit:
         return 1
-    return CHAIN_ROWS[bit]
+    return CHAIN_MATCH_ROWS if bit == CHAIN_MATCH else 1 << chain_bits(d.params)
 
 
-# strength (issue 12): the extra APMs (apm.CHAIN_*, by bit) and their rows
+def chain_bits(p: ModelParams) -> int:
+    """log2 rows of the SSE chain's hashed APMs (ModelParams.apm_chain_bits, round 18)."""
+    return min(p.apm_chain_bits, p.table_bits - 4) if p.apm_chain_bits else CHAIN_BITS
+
+
+# strength (issue 12): the extra APMs (apm.CHAIN_*, by bit) and their rows: the match state's
+# fixed, the others hashed into 2^chain_bits rows
 CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
-CHAIN_ROWS = {CHAIN_ORDER3: 1 << 18, CHAIN_MATCH: 32 * 3 * 256, CHAIN_WORD: 1 << 18,
-              CHAIN_ORDER4: 1 << 18}
+CHAIN_MATCH_ROWS = 32 * 3 * 256
+CHAIN_BITS = 18
 
 
 def _apm_rows(rows: int) -> np.ndarray:
@@ -295,6 +313,10 @@ FIELDS = (
     Field("word_followers", "int64",
           lambda d: (FOLLOWER_MASK + 1 if Context.WORD_FOLLOWER in d.params.contexts else 1,),
           "contexts"),
+    # round 18: a word -> 1 + the position of the word that followed it last time (only models
+    # that read it allocate it)
+    Field("follower_starts", "int64",
+          lambda d: (FOLLOWER_MASK + 1 if reads_follower(d.params) else 1,), "contexts"),
     # bit histories: hashed slots of node states, their probability maps, the order-0 map
     Field("tables", "uint8", lambda d: (d.nctx, 1 << d.params.table_bits), "histories"),
     Field("slots", "int64", lambda d: (d.nctx,), "histories", twin=False),
@@ -344,14 +366,14 @@ FIELDS = (
     Field("run_p", "int32", lambda d: (d.nctx, 64), "runs", 1 << 21),
     Field("run_n", "int32", lambda d: (d.nctx, 64), "runs"),
     # strength (issue 12): the SSE chain's APMs (one row when off)
-    Field("apm_o3", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER3), 33), "apm",
-          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER3))),
-    Field("apm_match", "int32", lambda d: (_chain_rows(d, CHAIN_MATCH), 33), "apm",
-          lambda d: _apm_rows(_chain_rows(d, CHAIN_MATCH))),
-    Field("apm_word", "int32", lambda d: (_chain_rows(d, CHAIN_WORD), 33), "apm",
-          lambda d: _apm_rows(_chain_rows(d, CHAIN_WORD))),
-    Field("apm_o4", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER4), 33), "apm",
-          lambda d: _apm_rows(_chain_rows(d, CHAIN_ORDER4))),
+    # round 18: like APM1/APM2's, the chain's rows receive the identity map when first read
+    # (apm_chain_ready[k] marks member 1 << k's), so a small input touches few of them
+    Field("apm_o3", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER3), 33), "apm"),
+    Field("apm_match", "int32", lambda d: (_chain_rows(d, CHAIN_MATCH), 33), "apm"),
+    Field("apm_word", "int32", lambda d: (_chain_rows(d, CHAIN_WORD), 33), "apm"),
+    Field("apm_o4", "int32", lambda d: (_chain_rows(d, CHAIN_ORDER4), 33), "apm"),
+    Field("apm_chain_ready", "uint8",
+          lambda d: (4, max(_chain_rows(d, 1 << k) for k in range(4))), "apm", twin=False),
     # recurrent layer (the arrays keep one unit when it is off)
     Field("rnn_u", "float64", lambda d: (256, d.nh), "rnn",
           lambda d: detmath.deterministic_uniform(256 * d.nh, 1).reshape(256, d.nh) * 0.2),
