@@ -7,7 +7,8 @@ probability is a fixed-weight average (cfg[C_APM_W + 0..2], sum 16) of mixer, AP
 
 The maps start as zeros and a row receives the identity map (`apm_identity`) when it is first
 read (`apm1_ready`/`apm2_ready`, and since round 18 `apm_chain_ready` for the SSE chain, mark
-the rows that have it): a small input touches few rows, and untouched rows cost no memory.  Predictions are those of maps initialised in full.
+the rows that have it): a small input touches few rows, and untouched rows cost no memory.
+Predictions are those of maps initialised in full.
 """
 
 from __future__ import annotations
@@ -128,8 +129,9 @@ def chain_refine(st, reg, node, j, c0, sx, p):
         which = 1 << k
         if chain & which:
             row = chain_row(st, reg, which, j, c0)
-            apm_row(chain_table(st, which), st.apm_chain_ready[k], row, st.apm_identity)
-            pk, lo, w = apm_predict(chain_table(st, which), row, sx)
+            table = chain_table(st, which)
+            apm_row(table, st.apm_chain_ready[k], row, st.apm_identity)
+            pk, lo, w = apm_predict(table, row, sx)
             node.node_chain[j, 3 * k] = row
             node.node_chain[j, 3 * k + 1] = lo
             node.node_chain[j, 3 * k + 2] = w
