@@ -306,6 +306,13 @@ _STRONG_R18 = ModelParams(**dict(
     apm_chain_weight=4, apm_chain_bits=18))
 
 
+# Round 19 (strength round 10, issue 12): the byte the match model expects, with its length
+# bucket, hashed with the current word (MATCH_PREDICTED), as round 18 did for the follower
+# word's.  Model only, against preset 42: see bench/TUNING.md, round 19.
+_STRONG_R19 = ModelParams(**dict(
+    _STRONG_R18.__dict__, contexts=_STRONG_R18.contexts + (C.MATCH_PREDICTED,)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -359,6 +366,8 @@ PRESETS = {
     41: Preset(9, _STRONG_R17),
     # round 18: level 9 reads the follower word byte by byte; an order-3 SSE stage
     42: Preset(9, _STRONG_R18),
+    # round 19 (issue 12)
+    43: Preset(9, _STRONG_R19),
 }
 
 # Each level is the newest preset registered for it.

@@ -162,10 +162,15 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # round 18: the SSE chain's hashed rows sized with the context tables (apm_chain_bits=18,
     # table_bits=16: 2^12 rows, and they collide on this input)
     ModelParams(contexts=(1, 2, WORD), apm_chain=0b1101, apm_chain_bits=18, **SMALL),
+    # round 19: the byte the match model expects as a context (a short minimum and recovery, so
+    # that repeats of every length bucket occur); and without a match model, where it expects nothing
+    ModelParams(contexts=(1, 2, WORD, 68), match_min=5, match_recover=6, **SMALL),
+    ModelParams(contexts=(1, 3, 68), match_min=0, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
-        "round17_wide", "round18_follower", "round18_chain_bits"])
+        "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
+        "round19_no_match_model"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the

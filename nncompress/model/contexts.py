@@ -17,6 +17,7 @@ from .state import R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES  # strength round 4 (i
 from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12)
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 from .state import R_PUNCT  # strength round 17 (issue 12)
+from .state import R_MATCH_EXPECT  # round 19 (issue 12)
 from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
 MASK32 = 0xFFFFFFFF
@@ -183,8 +184,11 @@ def byte_context_hashes(st):
             h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]), word_or_c1)
         elif kind == Context.WORD_FOLLOWER:
             h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]), word_or_c1)
-        else:  # Context.WORD_PREDICTED (round 18)
+        elif kind == Context.WORD_PREDICTED:  # round 18
             h = hash2(hash2(kind, reg[R_FOLLOW_BYTE]), word_or_c1)
+        else:  # Context.MATCH_PREDICTED (round 19); inside a UTF-8 character, the last two bytes
+            h = hash2(hash2(kind, reg[R_MATCH_EXPECT]),
+                      word_or_c1 if (c4 & 0xFF) < 128 else (c4 & 0xFFFF) | 0x10000)
         st.ctx_hash[i] = h
 
 

@@ -70,6 +70,10 @@ class Context(IntEnum):
     # round 18: the byte that word has next where the current word still agrees with it (with how
     # many bytes agree) + current partial word, or the previous byte between words
     WORD_PREDICTED = 67
+    # round 19: the byte the match model expects (with its length bucket; none: 0) + current
+    # partial word, or the previous byte between words, or after a byte >= 128 (inside a UTF-8
+    # character) the last two bytes
+    MATCH_PREDICTED = 68
 
 
 MAX_ORDER = 16

@@ -10,6 +10,7 @@ from .histories import counter_update
 from .state import (C_HIST_BITS, C_MATCH_BITS, C_MATCH_MIN, R_HI, R_MATCH_BYTE, R_MATCH_LEN,
                     R_MATCH_PTR, R_NIBBLE, R_POS)
 from .state import C_MATCH_RECOVER  # strength (issue 12)
+from .state import R_MATCH_EXPECT  # round 19 (issue 12)
 from .tree import expected_bit_of, path_node
 
 CONFIDENCE_LIMIT = 1023  # count limit of the confidence map
@@ -97,3 +98,6 @@ def update(st, byte):
     st.match_table[h] = pos
     if reg[R_MATCH_LEN] > 0:
         reg[R_MATCH_BYTE] = hist[reg[R_MATCH_PTR] & hmask]
+        reg[R_MATCH_EXPECT] = (reg[R_MATCH_BYTE] + 1) | (match_bucket(reg[R_MATCH_LEN]) << 9)
+    else:
+        reg[R_MATCH_EXPECT] = 0

@@ -263,8 +263,9 @@ def column_bucket(column: int) -> int:
     return column if column < 4 else 4 if column < 8 else 5 if column < 16 else 6 if column < 32 else 7
 
 
-def context_hash(kind: int, h: ByteHistory) -> int:
-    """The hash of context `kind` (a kinds.Context) for the byte about to be coded."""
+def context_hash(kind: int, h: ByteHistory, match_expects: int = 0) -> int:
+    """The hash of context `kind` (a kinds.Context) for the byte about to be coded;
+    match_expects: MatchModel.expects() (0 without a match model)."""
     c1 = h.last4 & 0xFF
     if kind <= Context.ORDER4:  # the last `kind` bytes
         return hash32(kind, h.last4 & ((1 << (8 * kind)) - 1))
@@ -351,6 +352,9 @@ def context_hash(kind: int, h: ByteHistory) -> int:
         return hash32(hash32(kind, follower), h.word if h.word != 0 else c1)
     if kind == Context.WORD_PREDICTED:  # round 18
         return hash32(hash32(kind, h.follower_expects()), h.word if h.word != 0 else c1)
+    if kind == Context.MATCH_PREDICTED:  # round 19
+        return hash32(hash32(kind, match_expects),
+                      (h.word if h.word != 0 else c1) if c1 < 128 else (h.last4 & 0xFFFF) | 0x10000)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -448,6 +452,10 @@ class MatchModel:
         if self.length == 0:
             return -1
         return expected_bit_of(self.byte, low_half, hi, j)
+
+    def expects(self) -> int:
+        """Round 19: 1 + the predicted byte | its length bucket << 9; 0 without a repeat."""
+        return (self.byte + 1) | (match_bucket(self.length) << 9) if self.length > 0 else 0
 
     def confidence_index(self, expected: int) -> int:
         return match_bucket(self.length) * 2 + expected
@@ -903,7 +911,8 @@ class ReferencePredictor:
     # -- internals --
 
     def _hash_contexts(self) -> None:
-        self.context_hashes = [context_hash(kind, self.history) for kind in self.contexts]
+        expects = self.match.expects() if self.match is not None else 0
+        self.context_hashes = [context_hash(kind, self.history, expects) for kind in self.contexts]
         if self.runs is not None:  # strength (issue 12)
             self.runs.lookup(self.context_hashes)
 

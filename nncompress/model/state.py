@@ -103,7 +103,9 @@ R_PUNCT = 30  # the last , ; : . ! ? byte << 4 | words completed since it (cappe
 R_FOLLOW_START = 31  # 1 + its position in the history; 0: none
 R_FOLLOW_AGREE = 32  # bytes of the current word that agree with it (case-folded); -1: they differ
 R_FOLLOW_BYTE = 33  # contexts.predicted_byte for the next byte
-REGISTER_SIZE = 34
+# round 19 (issue 12): what the match model expects, published for MATCH_PREDICTED
+R_MATCH_EXPECT = 34  # 1 + the expected byte | match_bucket(length) << 9; 0: no repeat
+REGISTER_SIZE = 35
 
 
 def reads_follower(p: ModelParams) -> bool:
