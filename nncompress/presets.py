@@ -313,6 +313,12 @@ _STRONG_R19 = ModelParams(**dict(
     _STRONG_R18.__dict__, contexts=_STRONG_R18.contexts + (C.MATCH_PREDICTED,)))
 
 
+# Round 20 (strength round 11, issue 12): the follower word read byte by byte is the one that
+# followed the last two words when they were seen together, else the last word's
+# (follow_bigram).  Model only, against preset 43: see bench/TUNING.md, round 20.
+_STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_bigram=1))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -368,6 +374,8 @@ PRESETS = {
     42: Preset(9, _STRONG_R18),
     # round 19 (issue 12)
     43: Preset(9, _STRONG_R19),
+    # round 20 (issue 12): the follower word by the last two words
+    44: Preset(9, _STRONG_R20),
 }
 
 # Each level is the newest preset registered for it.

@@ -75,6 +75,8 @@ FROZEN = {
     42: "e9acf353499a673a",
     # round 19: level 9 reads the byte the match model expects as a context
     43: "98d1b2b6ec0995dc",
+    # round 20: level 9's follower word by the last two words
+    44: "d23e0664f6bcc78c",
 }
 
 

@@ -166,11 +166,14 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # that repeats of every length bucket occur); and without a match model, where it expects nothing
     ModelParams(contexts=(1, 2, WORD, 68), match_min=5, match_recover=6, **SMALL),
     ModelParams(contexts=(1, 3, 68), match_min=0, **SMALL),
+    # round 20: the follower word by the last two words (the repeated sentences give pairs that
+    # recur), read through the context and through the FOLLOWER mixer
+    ModelParams(contexts=(1, 2, WORD, 67), mixer_select=(1 << 13) | 0b11, follow_bigram=1, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
-        "round19_no_match_model"])
+        "round19_no_match_model", "round20_follow_bigram"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -299,3 +302,23 @@ def test_punctuation_and_word_follower_registers():
     assert fed(story + b"the dot").follower_expects() == 0  # it differs
     assert fed(story + b"the c").follower_expects() == 0
     assert fed(b"the cat").follower_expects() == 0  # no word has ended yet
+
+
+def test_follower_of_the_last_two_words_comes_first():
+    """Round 20 (follow_bigram): after "of the" the follower is the word that followed "of the"
+    last time, not the one that followed "the" last time; pairs never seen together fall back on
+    the last word's follower, and without follow_bigram nothing changes."""
+    from nncompress.model.reference import ByteHistory
+
+    def expects(text: bytes, follow_bigram: int = 1) -> int:
+        h = ByteHistory(12, follow_bigram)
+        for b in text:
+            h.append(b)
+        return h.follower_expects()
+
+    story = b"one of the cats; then the dogs; "
+    assert expects(story + b"of the ") == ord("c") + 1  # "of the" -> "cats"
+    assert expects(story + b"of the ", follow_bigram=0) == ord("d") + 1  # "the" -> "dogs"
+    assert expects(story + b"on the ") == ord("d") + 1  # "on the": never seen, "the" -> "dogs"
+    assert expects(story + b"of the ca") == (ord("t") + 1) | (2 << 9)
+    assert expects(story + b"of the do") == 0  # it differs from "cats"

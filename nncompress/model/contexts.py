@@ -21,6 +21,7 @@ from .state import R_MATCH_EXPECT  # round 19 (issue 12)
 from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
 MASK32 = 0xFFFFFFFF
+FOLLOW_START_BITS = (1 << 40) - 1  # round 20: a follower-table entry's position; its check above
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
 
 
@@ -303,8 +304,18 @@ def append_byte(st, byte):
         if st.word_followers.shape[0] > 1:  # round 17: only WORD_FOLLOWER reads it
             st.word_followers[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD1]
         if st.cfg[C_FOLLOW]:  # round 18: the word that ended follows the one before it
-            st.follower_starts[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD_START] + 1
-            reg[R_FOLLOW_START] = st.follower_starts[reg[R_WORD1] & FOLLOWER_MASK]
+            starts = st.follower_starts
+            starts[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD_START] + 1
+            reg[R_FOLLOW_START] = starts[reg[R_WORD1] & FOLLOWER_MASK]
+            if st.cfg[C_FOLLOW] == 2:  # round 20: and under the two words before it, checked
+                if reg[R_WORD3] != 0:
+                    key = hash2(reg[R_WORD3], reg[R_WORD2])
+                    starts[FOLLOWER_MASK + 1 + (key & FOLLOWER_MASK)] = (
+                        ((key >> 16) << 40) | (reg[R_WORD_START] + 1))
+                key = hash2(reg[R_WORD2], reg[R_WORD1])
+                entry = starts[FOLLOWER_MASK + 1 + (key & FOLLOWER_MASK)]
+                if entry != 0 and (entry >> 40) == (key >> 16):
+                    reg[R_FOLLOW_START] = entry & FOLLOW_START_BITS
             reg[R_FOLLOW_AGREE] = 0
         # strength (issue 12): sentence position and capitalisation
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)

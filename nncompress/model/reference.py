@@ -125,8 +125,9 @@ def _is_word_byte(c: int) -> bool:
 class ByteHistory:
     """Everything the contexts know about the bytes seen so far."""
 
-    def __init__(self, history_bits: int):
+    def __init__(self, history_bits: int, follow_bigram: int = 0):
         self.mask = (1 << history_bits) - 1
+        self.follow_bigram = follow_bigram  # round 20: ModelParams.follow_bigram
         self.buffer = bytearray(1 << history_bits)  # circular; position p at p & mask
         self.pos = 0  # bytes seen
         self.last4 = 0  # the last four bytes, most recent lowest
@@ -158,6 +159,9 @@ class ByteHistory:
         self.punct = 0  # the last , ; : . ! ? byte << 4 | words completed since (strength round 17)
         self.word_followers = {}  # low bits of a word's hash -> the word that followed it last time
         self.follower_starts = {}  # the same key -> where that word began (round 18)
+        # round 20: low bits of the last two words' hash -> (its high 16 bits, where the word that
+        # followed them began)
+        self.pair_starts = {}
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -177,11 +181,22 @@ class ByteHistory:
             h = hash32(h + 1, c)
         return h
 
+    def follower_start(self):
+        """Where the word that followed the last two words began, if they were seen together and
+        follow_bigram is on (round 20); else where the one that followed the last word began;
+        None if neither is known."""
+        if self.follow_bigram:
+            key = hash32(self.word2, self.word1)
+            entry = self.pair_starts.get(key & FOLLOWER_MASK)
+            if entry is not None and entry[0] == key >> 16:
+                return entry[1]
+        return self.follower_starts.get(self.word1 & FOLLOWER_MASK)
+
     def follower_expects(self) -> int:
         """Round 18: 1 + the byte the word that followed the previous word last time has after as
         many bytes as the current word has, if all of those agree with the current word's
         (case-folded), with that count (at most 15) from bit 9; 0 otherwise."""
-        start = self.follower_starts.get(self.word1 & FOLLOWER_MASK)
+        start = self.follower_start()
         if start is None:
             return 0
         length = self.pos - self.word_start if self.word != 0 else 0
@@ -221,6 +236,9 @@ class ByteHistory:
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
             self.word_followers[self.word2 & FOLLOWER_MASK] = self.word1
             self.follower_starts[self.word2 & FOLLOWER_MASK] = self.word_start
+            if self.follow_bigram and self.word3 != 0:
+                key = hash32(self.word3, self.word2)
+                self.pair_starts[key & FOLLOWER_MASK] = (key >> 16, self.word_start)
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
@@ -752,7 +770,7 @@ class ReferencePredictor:
         self.next_state = states.next_state.tolist()
         self.deterministic = states.deterministic.tolist()
         priority = states.priority.tolist()
-        self.history = ByteHistory(p.history_bits)
+        self.history = ByteHistory(p.history_bits, p.follow_bigram)
         self.contexts = list(p.contexts)
         self.slots = [ContextSlots(p.table_bits, priority) for _ in self.contexts]
         self.state_maps = [StateMap(states, p.sm_limit) for _ in self.contexts]
@@ -877,6 +895,8 @@ class ReferencePredictor:
             s["word_followers"].extend(h.word_followers.items())
         if Context.WORD_PREDICTED in self.contexts or self.params.mixer_select >> Selector.FOLLOWER & 1:
             s["follower_starts"].extend((k, v + 1) for k, v in h.follower_starts.items())
+            s["follower_starts"].extend((FOLLOWER_MASK + 1 + k, (check << 40) | (v + 1))
+                                        for k, (check, v) in h.pair_starts.items())
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
             s["tables"].append((i, list(slots.table)))
             s["sm_p"].append((i, smap.p))

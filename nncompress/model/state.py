@@ -60,6 +60,7 @@ C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
 C_DIRECT = C_RUN_INPUTS + 4  # round 15: the direct maps' mixer inputs (direct.py), 0..2
 C_WORD_STEMS = C_RUN_INPUTS + 5  # round 16: 1 if a context reads the previous word's stem
 C_FOLLOW = C_RUN_INPUTS + 6  # round 18: 1 if WORD_PREDICTED or the FOLLOWER mixer reads R_FOLLOW_*
+# (round 20: 2 if they read the follower of the last two words first, ModelParams.follow_bigram)
 CONFIG_SIZE = C_RUN_INPUTS + 7
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
@@ -112,6 +113,12 @@ def reads_follower(p: ModelParams) -> bool:
     """Round 18: whether a context or a mixer reads the predicted byte of the word that followed
     the previous word last time."""
     return Context.WORD_PREDICTED in p.contexts or bool(p.mixer_select >> Selector.FOLLOWER & 1)
+
+
+def follower_mode(p: ModelParams) -> int:
+    """0: nothing reads the follower word; 1: the word that followed the last word (round 18);
+    2: the one that followed the last two words when they were seen together (round 20)."""
+    return (2 if p.follow_bigram else 1) if reads_follower(p) else 0
 
 
 class Dims:
@@ -207,7 +214,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_APM_CHAIN_W] = p.apm_chain_weight
     cfg[C_DIRECT] = d.direct_inputs
     cfg[C_WORD_STEMS] = int(Context.STEM_WORD in p.contexts)
-    cfg[C_FOLLOW] = int(reads_follower(p))
+    cfg[C_FOLLOW] = follower_mode(p)
     return cfg
 
 
@@ -316,9 +323,10 @@ FIELDS = (
           lambda d: (FOLLOWER_MASK + 1 if Context.WORD_FOLLOWER in d.params.contexts else 1,),
           "contexts"),
     # round 18: a word -> 1 + the position of the word that followed it last time (only models
-    # that read it allocate it)
+    # that read it allocate it); round 20 (follow_bigram): then the same by the last two words,
+    # the high 16 bits of their hash from bit 40 as a check
     Field("follower_starts", "int64",
-          lambda d: (FOLLOWER_MASK + 1 if reads_follower(d.params) else 1,), "contexts"),
+          lambda d: (follower_mode(d.params) * (FOLLOWER_MASK + 1) or 1,), "contexts"),
     # bit histories: hashed slots of node states, their probability maps, the order-0 map
     Field("tables", "uint8", lambda d: (d.nctx, 1 << d.params.table_bits), "histories"),
     Field("slots", "int64", lambda d: (d.nctx,), "histories", twin=False),
