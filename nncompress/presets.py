@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .model.kinds import Context as C
 from .model.kinds import Selector as S
-from .model.kinds import ZeroStart
+from .model.kinds import FollowWords, ZeroStart
 from .model.kinds import selector_mask
 from .model.params import ModelParams
 
@@ -314,9 +314,11 @@ _STRONG_R19 = ModelParams(**dict(
 
 
 # Round 20 (strength round 11, issue 12): the follower word read byte by byte is the one that
-# followed the last two words when they were seen together, else the last word's
-# (follow_bigram).  Model only, against preset 43: see bench/TUNING.md, round 20.
-_STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_bigram=1))
+# followed the last three words, else the last two, else the last word, the longest seen; and
+# WORD_FOLLOWER's word the one that followed the last two words if seen (follow_words).  Model
+# only, against preset 43: see bench/TUNING.md, round 20.
+_STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_words=int(
+    FollowWords.PAIR | FollowWords.TRIPLE | FollowWords.WORD_PAIR)))
 
 
 @dataclass(frozen=True)
@@ -374,7 +376,7 @@ PRESETS = {
     42: Preset(9, _STRONG_R18),
     # round 19 (issue 12)
     43: Preset(9, _STRONG_R19),
-    # round 20 (issue 12): the follower word by the last two words
+    # round 20 (issue 12): the follower words by the last two and three words
     44: Preset(9, _STRONG_R20),
 }
 

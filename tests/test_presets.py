@@ -75,8 +75,8 @@ FROZEN = {
     42: "e9acf353499a673a",
     # round 19: level 9 reads the byte the match model expects as a context
     43: "98d1b2b6ec0995dc",
-    # round 20: level 9's follower word by the last two words
-    44: "d23e0664f6bcc78c",
+    # round 20: level 9's follower words by the last two and three words
+    44: "acb0155499425651",
 }
 
 
@@ -142,9 +142,10 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # The mixer rows grow with the contexts and selectors (level 9 since round 13: 28 contexts,
     # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB; round 15: 246 MiB;
     # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305; round 18: the FOLLOWER mixer's
-    # 65,792 rows, 331 MiB of 1404; round 19: 37 contexts, 339 MiB of 1431).
+    # 65,792 rows, 331 MiB of 1404; round 19: 37 contexts, 339 MiB of 1431; round 20: 1.5 MiB of
+    # follower tables by word pairs and triples, not fitted, 340.1 MiB of 1432).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 340 << 20 and fitted < model_memory(params)
+    assert fitted <= 344 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

@@ -13,6 +13,7 @@ import pytest
 
 from nncompress.model.params import (COLUMN, SPARSE_GAP, SPARSE_SKIP1, WORD, WORD_BIGRAM,
                                      WORD_ORDER1, WORD_SKIP, WORD_TRIGRAM, ModelParams)
+from nncompress.model.kinds import FollowWords
 from nncompress.model.predictor import Predictor, bytes_to_nibbles
 from nncompress.model.reference import ReferencePredictor, hash32
 from nncompress.model.state import FIELDS
@@ -168,12 +169,17 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 3, 68), match_min=0, **SMALL),
     # round 20: the follower word by the last two words (the repeated sentences give pairs that
     # recur), read through the context and through the FOLLOWER mixer
-    ModelParams(contexts=(1, 2, WORD, 67), mixer_select=(1 << 13) | 0b11, follow_bigram=1, **SMALL),
+    ModelParams(contexts=(1, 2, WORD, 67), mixer_select=(1 << 13) | 0b11, follow_words=1, **SMALL),
+    # and by the last three words, WORD_FOLLOWER's word by the last two (every FollowWords bit)
+    ModelParams(contexts=(1, 2, WORD, 66, 67), mixer_select=(1 << 13) | 0b11, follow_words=7, **SMALL),
+    # the bits without their readers: nothing changes, no table grows
+    ModelParams(contexts=(1, 2, WORD), follow_words=7, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
-        "round19_no_match_model", "round20_follow_bigram"])
+        "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
+        "round20_follow_words_unread"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -304,21 +310,35 @@ def test_punctuation_and_word_follower_registers():
     assert fed(b"the cat").follower_expects() == 0  # no word has ended yet
 
 
-def test_follower_of_the_last_two_words_comes_first():
-    """Round 20 (follow_bigram): after "of the" the follower is the word that followed "of the"
-    last time, not the one that followed "the" last time; pairs never seen together fall back on
-    the last word's follower, and without follow_bigram nothing changes."""
+def test_follower_of_the_last_words_comes_first():
+    """Round 20 (follow_words): after "of the" the follower is the word that followed "of the"
+    last time, not the one that followed "the" last time (PAIR); after "one of the", the one that
+    followed those three words (TRIPLE); pairs never seen together fall back on the last word's
+    follower, and without the bits nothing changes.  WORD_FOLLOWER's word likewise (WORD_PAIR)."""
     from nncompress.model.reference import ByteHistory
 
-    def expects(text: bytes, follow_bigram: int = 1) -> int:
-        h = ByteHistory(12, follow_bigram)
+    def fed(text: bytes, follow_words: int) -> ByteHistory:
+        h = ByteHistory(12, follow_words)
         for b in text:
             h.append(b)
-        return h.follower_expects()
+        return h
+
+    def expects(text: bytes, follow_words: int = FollowWords.PAIR) -> int:
+        return fed(text, follow_words).follower_expects()
 
     story = b"one of the cats; then the dogs; "
     assert expects(story + b"of the ") == ord("c") + 1  # "of the" -> "cats"
-    assert expects(story + b"of the ", follow_bigram=0) == ord("d") + 1  # "the" -> "dogs"
+    assert expects(story + b"of the ", follow_words=0) == ord("d") + 1  # "the" -> "dogs"
     assert expects(story + b"on the ") == ord("d") + 1  # "on the": never seen, "the" -> "dogs"
     assert expects(story + b"of the ca") == (ord("t") + 1) | (2 << 9)
     assert expects(story + b"of the do") == 0  # it differs from "cats"
+    both = FollowWords.PAIR | FollowWords.TRIPLE
+    story = b"one of the cats; two of the rats; "
+    assert expects(story + b"one of the ", both) == ord("c") + 1  # "one of the" -> "cats"
+    assert expects(story + b"one of the ") == ord("r") + 1  # "of the" -> "rats"
+    assert expects(story + b"six of the ", both) == ord("r") + 1  # never seen: "of the"
+    assert expects(story + b"one of the ", FollowWords.TRIPLE) == ord("c") + 1
+    story = b"one of the cats; then the dogs; "
+    word = fed(story + b"of the ", FollowWords.WORD_PAIR).follower_word()
+    assert word == fed(b"x cats ", 0).word1 and word != fed(story + b"of the ", 0).follower_word()
+    assert fed(story + b"of the ", FollowWords.WORD_PAIR).follower_expects() == ord("d") + 1

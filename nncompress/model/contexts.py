@@ -8,7 +8,7 @@ hashes every context (`kinds.Context`) for the byte about to be coded.
 from __future__ import annotations
 
 from .jit import kernel
-from .kinds import FOLLOWER_MASK, CharClass, Context
+from .kinds import FOLLOWER_MASK, CharClass, Context, FollowWords
 from .state import (C_HIST_BITS, C_KINDS, C_NCTX, R_C4, R_C8, R_CLASS_RUNS, R_CLASSES, R_COLUMN,
                     R_LINE_START, R_POS, R_PREV_LINE_START, R_WORD, R_WORD1, R_WORD2,
                     R_WORD_PREFIX)
@@ -18,10 +18,14 @@ from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 from .state import R_PUNCT  # strength round 17 (issue 12)
 from .state import R_MATCH_EXPECT  # round 19 (issue 12)
+from .state import C_FOLLOW_WORDS, R_FOLLOW_WORD  # round 20 (issue 12)
 from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
 MASK32 = 0xFFFFFFFF
-FOLLOW_START_BITS = (1 << 40) - 1  # round 20: a follower-table entry's position; its check above
+FOLLOW_VALUE_BITS = (1 << 40) - 1  # round 20: a checked follower entry's value; its check above
+# round 20: kinds.FollowWords as plain integers for the kernels
+FOLLOW_PAIR, FOLLOW_TRIPLE, FOLLOW_WORD_PAIR = (int(FollowWords.PAIR), int(FollowWords.TRIPLE),
+                                                int(FollowWords.WORD_PAIR))
 WORD_BETWEEN_WORDS = 320  # salt of the WORD context between words (keyed by the previous byte)
 
 
@@ -184,7 +188,7 @@ def byte_context_hashes(st):
         elif kind == Context.PUNCT_BIGRAM:
             h = hash2(hash2(hash2(kind, reg[R_PUNCT]), reg[R_WORD1]), word_or_c1)
         elif kind == Context.WORD_FOLLOWER:
-            h = hash2(hash2(kind, st.word_followers[reg[R_WORD1] & FOLLOWER_MASK]), word_or_c1)
+            h = hash2(hash2(kind, reg[R_FOLLOW_WORD]), word_or_c1)
         elif kind == Context.WORD_PREDICTED:  # round 18
             h = hash2(hash2(kind, reg[R_FOLLOW_BYTE]), word_or_c1)
         else:  # Context.MATCH_PREDICTED (round 19); inside a UTF-8 character, the last two bytes
@@ -265,6 +269,22 @@ def agree_word(reg, hist, hmask, pos, folded):
         reg[R_FOLLOW_AGREE] = -1
 
 
+@kernel(inline=True)
+def store_checked(table, section, key, value):
+    """Round 20: `value` under `key` in section `section` of a follower table (2^16 entries
+    each, by the key's low 16 bits), with the key's high 16 bits from bit 40 as a check."""
+    table[section * (FOLLOWER_MASK + 1) + (key & FOLLOWER_MASK)] = ((key >> 16) << 40) | value
+
+
+@kernel(inline=True)
+def read_checked(table, section, key, otherwise):
+    """Round 20: the value stored under `key` by store_checked if its check matches, else `otherwise`."""
+    entry = table[section * (FOLLOWER_MASK + 1) + (key & FOLLOWER_MASK)]
+    if entry != 0 and (entry >> 40) == (key >> 16):
+        return entry & FOLLOW_VALUE_BITS
+    return otherwise
+
+
 @kernel
 def append_byte(st, byte):
     """Byte-level state after a byte: followers, history, order registers, words, classes, lines."""
@@ -297,25 +317,37 @@ def append_byte(st, byte):
         reg[R_SEPARATOR] = byte  # strength round 5 (issue 12)
         if st.cfg[C_WORD_STEMS]:  # only STEM_WORD reads it: the other models skip the hashing
             reg[R_STEM1] = word_stem(hist, (1 << st.cfg[C_HIST_BITS]) - 1, reg[R_WORD_START], pos - 1)
+        word4 = reg[R_WORD3]  # round 20: the key of the last three words before the one that ended
         reg[R_WORD3] = reg[R_WORD2]
         reg[R_WORD2] = reg[R_WORD1]
         reg[R_WORD1] = reg[R_WORD]
         reg[R_WORD] = 0
+        keyed = st.cfg[C_FOLLOW_WORDS]
         if st.word_followers.shape[0] > 1:  # round 17: only WORD_FOLLOWER reads it
-            st.word_followers[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD1]
+            followers = st.word_followers
+            followers[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD1]
+            follower = followers[reg[R_WORD1] & FOLLOWER_MASK]
+            if keyed & FOLLOW_WORD_PAIR:  # round 20: the word that followed the last two words
+                if reg[R_WORD3] != 0:
+                    store_checked(followers, 1, hash2(reg[R_WORD3], reg[R_WORD2]), reg[R_WORD1] & MASK32)
+                follower = read_checked(followers, 1, hash2(reg[R_WORD2], reg[R_WORD1]), follower)
+            reg[R_FOLLOW_WORD] = follower
         if st.cfg[C_FOLLOW]:  # round 18: the word that ended follows the one before it
             starts = st.follower_starts
-            starts[reg[R_WORD2] & FOLLOWER_MASK] = reg[R_WORD_START] + 1
-            reg[R_FOLLOW_START] = starts[reg[R_WORD1] & FOLLOWER_MASK]
-            if st.cfg[C_FOLLOW] == 2:  # round 20: and under the two words before it, checked
+            start = reg[R_WORD_START] + 1
+            starts[reg[R_WORD2] & FOLLOWER_MASK] = start
+            follower = starts[reg[R_WORD1] & FOLLOWER_MASK]
+            # round 20: where the word that followed the last two (three) words began, if seen
+            if keyed & FOLLOW_PAIR:
                 if reg[R_WORD3] != 0:
-                    key = hash2(reg[R_WORD3], reg[R_WORD2])
-                    starts[FOLLOWER_MASK + 1 + (key & FOLLOWER_MASK)] = (
-                        ((key >> 16) << 40) | (reg[R_WORD_START] + 1))
-                key = hash2(reg[R_WORD2], reg[R_WORD1])
-                entry = starts[FOLLOWER_MASK + 1 + (key & FOLLOWER_MASK)]
-                if entry != 0 and (entry >> 40) == (key >> 16):
-                    reg[R_FOLLOW_START] = entry & FOLLOW_START_BITS
+                    store_checked(starts, 1, hash2(reg[R_WORD3], reg[R_WORD2]), start)
+                follower = read_checked(starts, 1, hash2(reg[R_WORD2], reg[R_WORD1]), follower)
+            if keyed & FOLLOW_TRIPLE:
+                if reg[R_WORD3] != 0 and word4 != 0:
+                    store_checked(starts, 2, hash2(hash2(word4, reg[R_WORD3]), reg[R_WORD2]), start)
+                follower = read_checked(starts, 2, hash2(hash2(reg[R_WORD3], reg[R_WORD2]), reg[R_WORD1]),
+                                        follower)
+            reg[R_FOLLOW_START] = follower
             reg[R_FOLLOW_AGREE] = 0
         # strength (issue 12): sentence position and capitalisation
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)

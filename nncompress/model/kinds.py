@@ -144,6 +144,16 @@ class ZeroStart(IntFlag):
     EXPERT = 8  # the RNNME expert's inputs
 
 
+class FollowWords(IntFlag):
+    """Round 20 (issue 12): what the follower tables are also keyed by (ModelParams.follow_words,
+    a bit mask).  Each longer key has its own table section with a 16-bit check, and is read
+    first: a word seen after these very words beats one seen after the last word alone."""
+
+    PAIR = 1  # the follower read byte by byte (WORD_PREDICTED, Selector.FOLLOWER): the last two words
+    TRIPLE = 2  # the same, the last three words (before the pair)
+    WORD_PAIR = 4  # the follower word of WORD_FOLLOWER: the last two words
+
+
 class CharClass(IntEnum):
     """Character classes of bytes (the CLASS_* contexts and the CLASSES/CLASS_RUNS selectors)."""
 

@@ -116,13 +116,14 @@ class ModelParams:
     # 2^18 rows even a 4 KB input touched most of their 33 MiB
     apm_chain_bits: int = extension(0)
 
-    # ---- round 20 (issue 12): the follower word by the last two words ----
-    # 1: when a word ends, where it began is also recorded under the two words before it (a second
-    # half of the follower table, with 16 check bits), and the follower word read byte by byte
-    # (WORD_PREDICTED, Selector.FOLLOWER) is the one that followed the last two words if they
-    # were seen together, else the one that followed the last word; 0: the last word only, what
-    # older headers mean.  Only a model that reads the follower word uses it
-    follow_bigram: int = extension(0)
+    # ---- round 20 (issue 12): the follower words by the last two and three words ----
+    # a bit mask (kinds.FollowWords): when a word ends, where it began (and the word itself) is
+    # also recorded under the two and three words before it, each in a table section of its own
+    # with 16 check bits; the follower read byte by byte (WORD_PREDICTED, Selector.FOLLOWER) is
+    # then the one that followed the last three words if seen (TRIPLE), else the last two (PAIR),
+    # else the last word; WORD_FOLLOWER's word likewise by the last two words (WORD_PAIR).  0: the
+    # last word only, what older headers mean.  Only the models that read a follower use it
+    follow_words: int = extension(0)
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -176,7 +177,7 @@ class ModelParams:
         checks.append((0 <= self.mixer_zero_start < 16, "mixer_zero_start must be in 0..15"))
         checks.append((self.apm_chain_bits == 0 or 10 <= self.apm_chain_bits <= 24,
                        "apm_chain_bits must be 0 or 10..24"))
-        checks.append((self.follow_bigram in (0, 1), "follow_bigram must be 0 or 1"))
+        checks.append((0 <= self.follow_words < 8, "follow_words must be in 0..7"))
         checks.append((self.path_coding in (0, 1) and not (self.path_coding and self.rnnme_pure),
                        "path_coding must be 0 or 1 (and 0 with rnnme_pure)"))
         checks += self._rnnme_checks()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from . import detmath
 from .detmath import deterministic_uniform
-from .kinds import FOLLOWER_MASK, SELECTOR_ROWS, CharClass, Context, Selector, ZeroStart
+from .kinds import FOLLOWER_MASK, SELECTOR_ROWS, CharClass, Context, FollowWords, Selector, ZeroStart
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -122,12 +122,26 @@ def _is_word_byte(c: int) -> bool:
     return 97 <= c <= 122 or c >= 128
 
 
+def _checked(table: dict, key: int, otherwise):
+    """Round 20: the value stored under `key` (its low 16 bits index, its high 16 bits check),
+    else `otherwise`."""
+    entry = table.get(key & FOLLOWER_MASK)
+    return entry[1] if entry is not None and entry[0] == key >> 16 else otherwise
+
+
+def _checked_entries(table: dict, section: int, offset: int) -> list:
+    """Round 20: a checked table as the fast model lays it out: section `section` of the array,
+    the check from bit 40 above the value (+ `offset`)."""
+    return [(section * (FOLLOWER_MASK + 1) + k, (check << 40) | (value + offset))
+            for k, (check, value) in table.items()]
+
+
 class ByteHistory:
     """Everything the contexts know about the bytes seen so far."""
 
-    def __init__(self, history_bits: int, follow_bigram: int = 0):
+    def __init__(self, history_bits: int, follow_words: int = 0):
         self.mask = (1 << history_bits) - 1
-        self.follow_bigram = follow_bigram  # round 20: ModelParams.follow_bigram
+        self.follow_words = follow_words  # round 20: ModelParams.follow_words (FollowWords bits)
         self.buffer = bytearray(1 << history_bits)  # circular; position p at p & mask
         self.pos = 0  # bytes seen
         self.last4 = 0  # the last four bytes, most recent lowest
@@ -159,9 +173,11 @@ class ByteHistory:
         self.punct = 0  # the last , ; : . ! ? byte << 4 | words completed since (strength round 17)
         self.word_followers = {}  # low bits of a word's hash -> the word that followed it last time
         self.follower_starts = {}  # the same key -> where that word began (round 18)
-        # round 20: low bits of the last two words' hash -> (its high 16 bits, where the word that
-        # followed them began)
+        # round 20: low 16 bits of a key's hash -> (its high 16 bits, the value): the key the last
+        # two (three) words, the value where the word that followed them began, or that word
         self.pair_starts = {}
+        self.triple_starts = {}
+        self.pair_followers = {}
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -182,15 +198,23 @@ class ByteHistory:
         return h
 
     def follower_start(self):
-        """Where the word that followed the last two words began, if they were seen together and
-        follow_bigram is on (round 20); else where the one that followed the last word began;
-        None if neither is known."""
-        if self.follow_bigram:
-            key = hash32(self.word2, self.word1)
-            entry = self.pair_starts.get(key & FOLLOWER_MASK)
-            if entry is not None and entry[0] == key >> 16:
-                return entry[1]
-        return self.follower_starts.get(self.word1 & FOLLOWER_MASK)
+        """Where the word that followed the last word began (round 18), or with FollowWords.PAIR
+        and TRIPLE (round 20) the one that followed the last two or three words, the longest
+        seen; None if none is known."""
+        start = self.follower_starts.get(self.word1 & FOLLOWER_MASK)
+        if self.follow_words & FollowWords.PAIR:
+            start = _checked(self.pair_starts, hash32(self.word2, self.word1), start)
+        if self.follow_words & FollowWords.TRIPLE:
+            start = _checked(self.triple_starts, hash32(hash32(self.word3, self.word2), self.word1), start)
+        return start
+
+    def follower_word(self) -> int:
+        """WORD_FOLLOWER's word: the one that followed the last word last time (round 17), or
+        with FollowWords.WORD_PAIR (round 20) the one that followed the last two words if seen."""
+        word = self.word_followers.get(self.word1 & FOLLOWER_MASK, 0)
+        if self.follow_words & FollowWords.WORD_PAIR:
+            word = _checked(self.pair_followers, hash32(self.word2, self.word1), word)
+        return word
 
     def follower_expects(self) -> int:
         """Round 18: 1 + the byte the word that followed the previous word last time has after as
@@ -233,12 +257,19 @@ class ByteHistory:
         elif self.word != 0:
             self.separator = byte
             self.stem1 = self.word_stem(self.word_start, self.pos - 1)
+            word4 = self.word3
             self.word3, self.word2, self.word1, self.word = self.word2, self.word1, self.word, 0
             self.word_followers[self.word2 & FOLLOWER_MASK] = self.word1
             self.follower_starts[self.word2 & FOLLOWER_MASK] = self.word_start
-            if self.follow_bigram and self.word3 != 0:
-                key = hash32(self.word3, self.word2)
-                self.pair_starts[key & FOLLOWER_MASK] = (key >> 16, self.word_start)
+            if self.word3 != 0:  # round 20: under the two (three) words before the one that ended
+                pair = hash32(self.word3, self.word2)
+                if self.follow_words & FollowWords.PAIR:
+                    self.pair_starts[pair & FOLLOWER_MASK] = (pair >> 16, self.word_start)
+                if self.follow_words & FollowWords.WORD_PAIR:
+                    self.pair_followers[pair & FOLLOWER_MASK] = (pair >> 16, self.word1)
+                if self.follow_words & FollowWords.TRIPLE and word4 != 0:
+                    triple = hash32(hash32(word4, self.word3), self.word2)
+                    self.triple_starts[triple & FOLLOWER_MASK] = (triple >> 16, self.word_start)
             self.sentence_words = min(self.sentence_words + 1, 15)
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
@@ -366,7 +397,7 @@ def context_hash(kind: int, h: ByteHistory, match_expects: int = 0) -> int:
     if kind == Context.PUNCT_BIGRAM:
         return hash32(hash32(hash32(kind, h.punct), h.word1), h.word if h.word != 0 else c1)
     if kind == Context.WORD_FOLLOWER:
-        follower = h.word_followers.get(h.word1 & FOLLOWER_MASK, 0)
+        follower = h.follower_word()
         return hash32(hash32(kind, follower), h.word if h.word != 0 else c1)
     if kind == Context.WORD_PREDICTED:  # round 18
         return hash32(hash32(kind, h.follower_expects()), h.word if h.word != 0 else c1)
@@ -770,7 +801,11 @@ class ReferencePredictor:
         self.next_state = states.next_state.tolist()
         self.deterministic = states.deterministic.tolist()
         priority = states.priority.tolist()
-        self.history = ByteHistory(p.history_bits, p.follow_bigram)
+        # round 20: the FollowWords bits whose reader is there
+        reads_follower = Context.WORD_PREDICTED in p.contexts or p.mixer_select >> Selector.FOLLOWER & 1
+        used = (p.follow_words & (FollowWords.PAIR | FollowWords.TRIPLE) if reads_follower else 0) | (
+            p.follow_words & FollowWords.WORD_PAIR if Context.WORD_FOLLOWER in p.contexts else 0)
+        self.history = ByteHistory(p.history_bits, used)
         self.contexts = list(p.contexts)
         self.slots = [ContextSlots(p.table_bits, priority) for _ in self.contexts]
         self.state_maps = [StateMap(states, p.sm_limit) for _ in self.contexts]
@@ -893,10 +928,11 @@ class ReferencePredictor:
         s["ind"].append((..., h.followers1 + h.followers2))
         if Context.WORD_FOLLOWER in self.contexts:  # round 17
             s["word_followers"].extend(h.word_followers.items())
+            s["word_followers"].extend(_checked_entries(h.pair_followers, 1, 0))
         if Context.WORD_PREDICTED in self.contexts or self.params.mixer_select >> Selector.FOLLOWER & 1:
             s["follower_starts"].extend((k, v + 1) for k, v in h.follower_starts.items())
-            s["follower_starts"].extend((FOLLOWER_MASK + 1 + k, (check << 40) | (v + 1))
-                                        for k, (check, v) in h.pair_starts.items())
+            s["follower_starts"].extend(_checked_entries(h.pair_starts, 1, 1))
+            s["follower_starts"].extend(_checked_entries(h.triple_starts, 2, 1))
         for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
             s["tables"].append((i, list(slots.table)))
             s["sm_p"].append((i, smap.p))

@@ -23,7 +23,8 @@ from typing import Callable
 import numpy as np
 
 from . import detmath, rnnme_config
-from .kinds import FOLLOWER_MASK, MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, Selector, ZeroStart
+from .kinds import (FOLLOWER_MASK, MAX_CONTEXTS, MAX_SELECTORS, SELECTOR_ROWS, Context, FollowWords,
+                    Selector, ZeroStart)
 from .params import ModelParams
 from .statetable import StateTable
 
@@ -60,8 +61,8 @@ C_APM_CHAIN_W = C_RUN_INPUTS + 3  # ModelParams.apm_chain_weight
 C_DIRECT = C_RUN_INPUTS + 4  # round 15: the direct maps' mixer inputs (direct.py), 0..2
 C_WORD_STEMS = C_RUN_INPUTS + 5  # round 16: 1 if a context reads the previous word's stem
 C_FOLLOW = C_RUN_INPUTS + 6  # round 18: 1 if WORD_PREDICTED or the FOLLOWER mixer reads R_FOLLOW_*
-# (round 20: 2 if they read the follower of the last two words first, ModelParams.follow_bigram)
-CONFIG_SIZE = C_RUN_INPUTS + 7
+C_FOLLOW_WORDS = C_RUN_INPUTS + 7  # round 20: ModelParams.follow_words, the bits its readers use
+CONFIG_SIZE = C_RUN_INPUTS + 8
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -106,7 +107,10 @@ R_FOLLOW_AGREE = 32  # bytes of the current word that agree with it (case-folded
 R_FOLLOW_BYTE = 33  # contexts.predicted_byte for the next byte
 # round 19 (issue 12): what the match model expects, published for MATCH_PREDICTED
 R_MATCH_EXPECT = 34  # 1 + the expected byte | match_bucket(length) << 9; 0: no repeat
-REGISTER_SIZE = 35
+# round 20 (issue 12): WORD_FOLLOWER's word, set when a word ends (by the last two words with
+# FollowWords.WORD_PAIR, else by the last word)
+R_FOLLOW_WORD = 35
+REGISTER_SIZE = 36
 
 
 def reads_follower(p: ModelParams) -> bool:
@@ -115,10 +119,23 @@ def reads_follower(p: ModelParams) -> bool:
     return Context.WORD_PREDICTED in p.contexts or bool(p.mixer_select >> Selector.FOLLOWER & 1)
 
 
-def follower_mode(p: ModelParams) -> int:
-    """0: nothing reads the follower word; 1: the word that followed the last word (round 18);
-    2: the one that followed the last two words when they were seen together (round 20)."""
-    return (2 if p.follow_bigram else 1) if reads_follower(p) else 0
+def follow_words(p: ModelParams) -> int:
+    """Round 20: the bits of ModelParams.follow_words that a reader uses (PAIR and TRIPLE need
+    the follower read byte by byte, WORD_PAIR the WORD_FOLLOWER context)."""
+    used = 0
+    if reads_follower(p):
+        used |= p.follow_words & (FollowWords.PAIR | FollowWords.TRIPLE)
+    if Context.WORD_FOLLOWER in p.contexts:
+        used |= p.follow_words & FollowWords.WORD_PAIR
+    return used
+
+
+def follower_sections(p: ModelParams) -> int:
+    """Sections of 2^16 entries in state.follower_starts: by the last word, then (round 20) by
+    the last two words, then by the last three; 0 when nothing reads the follower."""
+    if not reads_follower(p):
+        return 0
+    return 3 if p.follow_words & FollowWords.TRIPLE else 2 if p.follow_words & FollowWords.PAIR else 1
 
 
 class Dims:
@@ -214,7 +231,8 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_APM_CHAIN_W] = p.apm_chain_weight
     cfg[C_DIRECT] = d.direct_inputs
     cfg[C_WORD_STEMS] = int(Context.STEM_WORD in p.contexts)
-    cfg[C_FOLLOW] = follower_mode(p)
+    cfg[C_FOLLOW] = int(reads_follower(p))
+    cfg[C_FOLLOW_WORDS] = follow_words(p)
     return cfg
 
 
@@ -318,15 +336,17 @@ FIELDS = (
     Field("ctx_hash", "int64", lambda d: (d.nctx,), "contexts", twin=False),
     Field("ind", "int64", lambda d: (256 + 65536,), "contexts"),
     # round 17: a word -> the word that followed it last time, by the low bits of its hash (only
-    # WORD_FOLLOWER reads it; one placeholder entry otherwise, and the kernels then skip it)
+    # WORD_FOLLOWER reads it; one placeholder entry otherwise, and the kernels then skip it); round
+    # 20 (FollowWords.WORD_PAIR): then the same by the last two words, 16 check bits from bit 40
     Field("word_followers", "int64",
-          lambda d: (FOLLOWER_MASK + 1 if Context.WORD_FOLLOWER in d.params.contexts else 1,),
+          lambda d: ((2 if follow_words(d.params) & FollowWords.WORD_PAIR else 1) * (FOLLOWER_MASK + 1)
+                     if Context.WORD_FOLLOWER in d.params.contexts else 1,),
           "contexts"),
     # round 18: a word -> 1 + the position of the word that followed it last time (only models
-    # that read it allocate it); round 20 (follow_bigram): then the same by the last two words,
-    # the high 16 bits of their hash from bit 40 as a check
+    # that read it allocate it); round 20 (FollowWords.PAIR, TRIPLE): then the same by the last
+    # two and three words, the high 16 bits of their hash from bit 40 as a check
     Field("follower_starts", "int64",
-          lambda d: (follower_mode(d.params) * (FOLLOWER_MASK + 1) or 1,), "contexts"),
+          lambda d: (follower_sections(d.params) * (FOLLOWER_MASK + 1) or 1,), "contexts"),
     # bit histories: hashed slots of node states, their probability maps, the order-0 map
     Field("tables", "uint8", lambda d: (d.nctx, 1 << d.params.table_bits), "histories"),
     Field("slots", "int64", lambda d: (d.nctx,), "histories", twin=False),
