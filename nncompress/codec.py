@@ -148,7 +148,7 @@ def nibble_costs(nibbles: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
 def path_costs(nibbles: np.ndarray, path_p: np.ndarray) -> np.ndarray:
     """Bits the model spends on each nibble, from its path's node probabilities (path coding)."""
     bits = (nibbles[:, None] >> np.arange(3, -1, -1)) & 1
-    p = np.where(bits == 1, path_p, 4096 - path_p) / 4096.0
+    p = np.where(bits == 1, path_p, 65536 - path_p) / 65536.0
     return -np.log2(p).sum(axis=1)
 
 
@@ -170,6 +170,7 @@ class BlockDecoder:
             raise NNCError(f"archive header asks for a {need >> 20} MiB model, more than the "
                            f"{MAX_MODEL_MEMORY >> 20} MiB limit (corrupt or hostile archive)")
         self.header = header
+        self.raw_per_bit = fmt.raw_per_payload_bit(self.params.probability_bits)
         # built when the first block's frame has passed its checks: a header followed by a
         # frame that lies costs no model
         self._predictor: Predictor | None = None
@@ -300,7 +301,8 @@ class StreamDecoder:
                     header = blocks.header
                     new_pos = pos
                     if not blocks.last_seen:
-                        frame, new_pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version)
+                        frame, new_pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version,
+                                                               blocks.raw_per_bit)
                         if frame.raw_len:
                             self._frame = frame
                             blocks.last_seen = frame.last

@@ -77,7 +77,7 @@ class NibbleEncoder:
         self._symbols += symbols.shape[0]
 
     def encode_paths(self, nibbles: np.ndarray, path_p: np.ndarray) -> None:
-        """Path coding: code nibbles[k], the probabilities (of 4096) of a 1 bit at the four nodes
+        """Path coding: code nibbles[k], the probabilities (of 65536) of a 1 bit at the four nodes
         of its path being path_p[k] (Predictor.predict_known_path).  Twin backend only."""
         if self.backend != "twin":
             raise ValueError("path coding is coded by the twin coder (backend='twin')")
@@ -89,8 +89,8 @@ class NibbleEncoder:
             raise ValueError("path probabilities must have one row of 4 per nibble")
         if symbols.min() < 0 or symbols.max() >= rangecoder.ALPHABET:
             raise ValueError("nibbles must lie in 0..15")
-        if path_p.min() < 1 or path_p.max() > 4095:
-            raise ValueError("path probabilities must lie in 1..4095")
+        if path_p.min() < 1 or path_p.max() > 65535:
+            raise ValueError("path probabilities must lie in 1..65535")
         self._reserve(symbols.shape[0])
         rangecoder.encode_paths(self._state, self._words, symbols, path_p)
         self._symbols += symbols.shape[0]

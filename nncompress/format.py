@@ -62,14 +62,19 @@ PAYLOAD_SLACK = 64
 # hostile archive costs decoding work in proportion to its size.  A model component that lets a
 # probability closer to 1 through must lower this (tests/test_safety_api.py checks the clamp).
 MAX_RAW_PER_PAYLOAD_BIT = 500
+# Round 21: a model with 16-bit probabilities (ModelParams.probability_bits) clamps at
+# 65535/65536, a byte costing at least 8*log2(65536/65535) = 0.000176 bits, so its blocks may
+# hold 16 times as much: 8000 per bit, the same margin.  Whoever parses a frame passes the bound
+# of its stream's model (presets.header_raw_per_bit).
+MAX_RAW_PER_PAYLOAD_BIT_FINE = 8000
 PAYLOAD_BITS_SLACK = 64
 # A header's parameter list (format 1, and format 2's custom parameters): ModelParams' scalars,
-# then the context count and kinds (48 + 1 + up to 40 today; up to 32 until round 17).  Until
+# then the context count and kinds (51 + 1 + up to 40 today; up to 32 until round 17).  Until
 # preset 22 this was 64, and a custom model with 24 contexts or more wrote a header its own
 # decoder refused; the encoder now checks the same bound, and tests/test_format.py that the
 # largest ModelParams fits.
 MAX_PARAMS = 128
-# A format-2 override names a scalar by its number (ModelParams.scalar_names(): 48 today) in a
+# A format-2 override names a scalar by its number (ModelParams.scalar_names(): 51 today) in a
 # varint bit mask, which holds 64 bits.
 MAX_OVERRIDE_INDEX = 64
 
@@ -274,7 +279,15 @@ def encode_block_frame(raw_len: int, payload_len: int, crc: int, *, version: int
     return bytes(out)
 
 
-def parse_block_frame(buf, pos: int, block_size: int, version: int = 1) -> tuple[BlockFrame, int]:
+def raw_per_payload_bit(probability_bits: int) -> int:
+    """The most raw bytes a payload bit may carry under a model with these probabilities."""
+    return MAX_RAW_PER_PAYLOAD_BIT if probability_bits <= 12 else MAX_RAW_PER_PAYLOAD_BIT_FINE
+
+
+def parse_block_frame(buf, pos: int, block_size: int, version: int = 1,
+                      raw_per_bit: int = MAX_RAW_PER_PAYLOAD_BIT) -> tuple[BlockFrame, int]:
+    """A block's frame; raw_per_bit: the bound on raw bytes per payload bit of the stream's
+    model (raw_per_payload_bit)."""
     code, pos = get_varint(buf, pos)
     if version == 1:
         raw_len, last = code, code == 0
@@ -289,7 +302,7 @@ def parse_block_frame(buf, pos: int, block_size: int, version: int = 1) -> tuple
     payload_len, pos = get_varint(buf, pos)
     if payload_len > raw_len * MAX_PAYLOAD_PER_BYTE + PAYLOAD_SLACK or payload_len % 4:
         raise NNCError("corrupt archive: invalid block payload length")
-    if raw_len > (8 * payload_len + PAYLOAD_BITS_SLACK) * MAX_RAW_PER_PAYLOAD_BIT:
+    if raw_len > (8 * payload_len + PAYLOAD_BITS_SLACK) * raw_per_bit:
         raise NNCError("corrupt archive: block payload too short for its length")
     crc, pos = _get_u32(buf, pos)
     return BlockFrame(raw_len, payload_len, crc, last and version != 1), pos
@@ -420,7 +433,8 @@ def scan_stream(source):
             blocks = 0
             raw = crc = 0
             while True:
-                (frame,) = reader.parse(parse_block_frame, header.block_size, header.version)
+                (frame,) = reader.parse(parse_block_frame, header.block_size, header.version,
+                                        _header_raw_per_bit(header))
                 if frame.raw_len:
                     reader.skip(frame.payload_len)
                     blocks += 1
@@ -444,3 +458,9 @@ def scan_stream(source):
 def scan(buf) -> list[StreamInfo]:
     """scan_stream over bytes in memory."""
     return list(scan_stream(io.BytesIO(bytes(buf))))
+
+
+def _header_raw_per_bit(header: Header) -> int:
+    # the model's precision is in its parameters, which only the preset registry resolves
+    from .presets import header_raw_per_bit
+    return header_raw_per_bit(header)

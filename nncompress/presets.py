@@ -21,6 +21,7 @@ from .model.kinds import Selector as S
 from .model.kinds import FollowWords, ZeroStart
 from .model.kinds import selector_mask
 from .model.params import ModelParams
+from .format import raw_per_payload_bit
 
 DEFAULT_LEVEL = 6
 
@@ -321,6 +322,12 @@ _STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_words=int(
     FollowWords.PAIR | FollowWords.TRIPLE | FollowWords.WORD_PAIR)))
 
 
+# Round 21 (strength round 12, issue 12): 16-bit final probabilities (the final mixer's output
+# and the APMs' at 16 bits; what learns is unchanged), so that what the model is sure of costs
+# it less.  Model only, against preset 44: see bench/TUNING.md, round 21.
+_STRONG_R21 = ModelParams(**dict(_STRONG_R20.__dict__, probability_bits=16))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -378,6 +385,8 @@ PRESETS = {
     43: Preset(9, _STRONG_R19),
     # round 20 (issue 12): the follower words by the last two and three words
     44: Preset(9, _STRONG_R20),
+    # round 21 (issue 12): 16-bit final probabilities
+    45: Preset(9, _STRONG_R21),
 }
 
 # Each level is the newest preset registered for it.
@@ -411,6 +420,16 @@ def header_params(header) -> ModelParams:
             raise ValueError(f"unknown preset {header.preset} (made by a newer nncompress?)")
         return preset.params.with_overrides(header.overrides)
     return ModelParams.from_ints(list(header.params))
+
+
+def header_raw_per_bit(header) -> int:
+    """The bound on raw bytes per payload bit (format.raw_per_payload_bit) of the model a header
+    describes; a header that describes none gets the tightest (its decoder refuses it anyway)."""
+    try:
+        bits = header_params(header).probability_bits
+    except (ValueError, TypeError):
+        bits = 12
+    return raw_per_payload_bit(bits)
 
 
 def header_level(header) -> int | None:

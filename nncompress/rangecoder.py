@@ -173,10 +173,12 @@ def encode_rows(state, out, symbols, probabilities, cdf):
 
 @kernel(inline=True)
 def tree_split(width, p, depth):
-    """The 0-branch's share of a node's interval of `width` (p/4096: the node's probability of a
-    1 bit, 1..4095), leaving each branch room for one unit per nibble below it."""
+    """The 0-branch's share of a node's interval of `width` (p/65536: the node's probability of
+    a 1 bit, 1..65535), leaving each branch room for one unit per nibble below it.  A 12-bit
+    model's probabilities arrive as 16p: the split is then floor(width (4096 - p) / 4096), the
+    one the coder made from p of 4096 before round 21, so older archives decode as before."""
     room = np.uint64(8) >> np.uint64(depth)  # nibbles under each branch at this depth
-    left = (width * np.uint64(4096 - p)) >> np.uint64(12)
+    left = (width * np.uint64(65536 - p)) >> np.uint64(16)
     if left < room:
         left = room
     elif left > width - room:

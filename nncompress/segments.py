@@ -25,6 +25,7 @@ from typing import Iterator
 
 from . import format as fmt
 from .codec import StreamDecoder, StreamEncoder
+from .presets import header_raw_per_bit
 from .format import DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE, NeedMoreData, NNCError, parse_size  # noqa: F401
 
 # the segment sizes and their parsing live with the container's other sizes (format.py), which
@@ -203,7 +204,8 @@ def _walk_stream(buf, pos: int) -> int:
     header, pos = fmt.parse_header(buf, pos)
     raw = blocks = 0
     while True:
-        frame, pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version)
+        frame, pos = fmt.parse_block_frame(buf, pos, header.block_size, header.version,
+                                           header_raw_per_bit(header))
         if frame.raw_len:
             if pos + frame.payload_len > len(buf):
                 raise NeedMoreData
@@ -345,13 +347,15 @@ def index_segments(fp) -> list[SegmentEntry]:
         pos += offset
         raw = blocks = 0
         last = False
+        raw_per_bit = header_raw_per_bit(header)
         while True:
             frame_bytes = _read_at(fp, pos, 32)
             try:
                 if last:
                     total, _crc, used = fmt.parse_trailer(frame_bytes, 0, header.version, blocks)
                 else:
-                    frame, used = fmt.parse_block_frame(frame_bytes, 0, header.block_size, header.version)
+                    frame, used = fmt.parse_block_frame(frame_bytes, 0, header.block_size, header.version,
+                                                        raw_per_bit)
                     if frame.raw_len == 0:
                         total, _crc, used = fmt.parse_trailer(frame_bytes, used, header.version, blocks)
             except NeedMoreData:

@@ -50,8 +50,8 @@ def test_path_nodes_are_the_nodes_the_full_tree_computes(level, sample_text):
 def test_tree_split_gives_every_nibble_room_and_the_path_its_share():
     rng = np.random.default_rng(5)
     for _ in range(200):
-        p = rng.integers(1, 4096, size=15)
-        p[rng.integers(0, 15, size=3)] = rng.choice([1, 4095], size=3)  # the extremes too
+        p = rng.integers(1, 65536, size=15)
+        p[rng.integers(0, 15, size=3)] = rng.choice([1, 65535], size=3)  # the extremes too
         widths = []
         for v in range(16):
             width = rangecoder._TOTAL
@@ -64,8 +64,24 @@ def test_tree_split_gives_every_nibble_room_and_the_path_its_share():
             widths.append(int(width))
         assert min(widths) >= 1 and sum(widths) == 1 << 24
     # a node at even odds splits exactly in half
-    assert rangecoder.tree_split(rangecoder._TOTAL, 2048, 0) == 1 << 23
-    assert rangecoder.tree_split(np.uint64(9), 4095, 2) == 2  # room for the 2 nibbles below
+    assert rangecoder.tree_split(rangecoder._TOTAL, 32768, 0) == 1 << 23
+    assert rangecoder.tree_split(np.uint64(9), 65535, 2) == 2  # room for the 2 nibbles below
+
+
+def test_a_12_bit_probability_splits_as_before_round_21():
+    """Probabilities arrive at 16 bits since round 21; a 12-bit model's p arrives as 16p, and
+    the split must then be the one the coder made from p of 4096, or older archives would not
+    decode (the golden archives check it end to end)."""
+    rng = np.random.default_rng(21)
+    for _ in range(3000):
+        width = np.uint64(rng.integers(1 << 20, 1 << 24))
+        p = int(rng.integers(1, 4096))
+        d = int(rng.integers(0, 4))
+        room = 8 >> d
+        old = min(max((int(width) * (4096 - p)) >> 12, room), int(width) - room)
+        assert int(rangecoder.tree_split(width, np.uint64(16 * p), d)) == old
+    path_p = Predictor(small(6)).predict_known_path(b"a 12-bit model: " * 40)
+    assert (path_p % 16 == 0).all() and path_p.max() <= 4095 * 16
 
 
 def test_the_coded_size_is_the_model_cost(sample_text):
@@ -121,7 +137,7 @@ def test_encoder_refuses_bad_rows():
     encoder = coder.NibbleEncoder("twin")
     for nibbles, path_p in [(np.zeros(2, np.int64), np.full((2, 3), 9)),
                             (np.zeros(1, np.int64), np.zeros((1, 4))),
-                            (np.zeros(1, np.int64), np.full((1, 4), 4096)),
+                            (np.zeros(1, np.int64), np.full((1, 4), 65536)),
                             (np.full(1, 16), np.full((1, 4), 9))]:
         with pytest.raises(ValueError):
             encoder.encode_paths(nibbles, path_p)

@@ -77,6 +77,8 @@ FROZEN = {
     43: "98d1b2b6ec0995dc",
     # round 20: level 9's follower words by the last two and three words
     44: "acb0155499425651",
+    # round 21: level 9's 16-bit final probabilities
+    45: "3b323ae5c976d977",
 }
 
 

@@ -174,12 +174,17 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 2, WORD, 66, 67), mixer_select=(1 << 13) | 0b11, follow_words=7, **SMALL),
     # the bits without their readers: nothing changes, no table grows
     ModelParams(contexts=(1, 2, WORD), follow_words=7, **SMALL),
+    # round 21: 16-bit final probabilities through the final mixer, both APMs and the SSE chain;
+    # and with a single mixer (no final mixer: its 12-bit output scaled)
+    ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, apm1_order=1, apm_chain=0b1101,
+                apm_chain_bits=18, probability_bits=16, **SMALL),
+    ModelParams(contexts=(1, 3), mixer_select=1, apm1_weight=2, apm2_weight=3, probability_bits=16, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
         "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
-        "round20_follow_words_unread"])
+        "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -251,8 +256,10 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     dict(EXPERT, rnnme_cell=1, rnnme_pure=1, rnnme_inputs=0, path_coding=0),
     # round 16: the expert's two inputs and the recurrent layer's start at weight 0
     dict(EXPERT, rnnme_inputs=2, rnn_hidden=3, mixer_zero_start=0b1100, direct_order1=1),
+    # round 21: the expert's APM on 16-bit final probabilities
+    dict(EXPERT, rnnme_apm_weight=5, mixer_select=0b100000011, probability_bits=16),
 ], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates", "lstm-inputs",
-        "lstm-pure", "zero-start"])
+        "lstm-pure", "zero-start", "apm-fine"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
     seen = run_side_by_side(params, VARIED)

@@ -16,6 +16,7 @@ import pytest
 import nncompress
 from nncompress import api, errors
 from nncompress import format as fmt
+from nncompress import segments
 from nncompress.api import NNCompressor, NNDecompressor
 from nncompress.model.params import ModelParams, fit_to_input
 from nncompress.model.predictor import Predictor
@@ -161,16 +162,40 @@ def test_the_bound_is_what_format_states():
 @pytest.mark.parametrize("level", [1, 9])
 def test_model_never_more_certain_than_the_bound_assumes(level):
     """The payload bound rests on the model's clamp: no nibble more probable than
-    (4095/4096)^4.  Feed the most predictable input there is and check."""
-    predictor = Predictor(params_for_level(level))
-    clamp = (4095 / 4096) ** 4
+    (4095/4096)^4, or (65535/65536)^4 with 16-bit probabilities (level 9 since round 21).  Feed
+    the most predictable input there is and check."""
+    params = params_for_level(level)
+    predictor = Predictor(params)
+    one = 1 << params.probability_bits
+    clamp = ((one - 1) / one) ** 4
     probabilities = predictor.predict_known(bytes(6000))
     worst = float((probabilities / probabilities.sum(axis=1, keepdims=True)).max())
     assert worst <= clamp * (1 + 1e-12)
+    if params.probability_bits == 16:  # and it does go past what 12 bits allow
+        assert worst > (4095 / 4096) ** 4
     # a payload bit carries at most 1 / min_bits_per_byte raw bytes; the bound allows more,
     # with a margin, so it never refuses a genuine archive
     min_bits_per_byte = -2 * np.log2(clamp)
-    assert fmt.MAX_RAW_PER_PAYLOAD_BIT * min_bits_per_byte >= 1.3
+    assert fmt.raw_per_payload_bit(params.probability_bits) * min_bits_per_byte >= 1.3
+
+
+def test_a_block_past_the_12_bit_bound_decodes_under_16_bit_probabilities():
+    """Round 21: a 16-bit model codes a run of zeros in fewer payload bits than the 12-bit bound
+    (MAX_RAW_PER_PAYLOAD_BIT) allows; its decoder, lister and seeker take its own bound."""
+    params = ModelParams(contexts=(1, 2), match_min=0, rnn_hidden=0, table_bits=16,
+                         history_bits=16, probability_bits=16, path_coding=1)
+    data = bytes(150000)
+    blob = nncompress.compress(data, params=params)
+    header, pos = fmt.parse_header(blob)
+    frame, _ = fmt.parse_block_frame(blob, pos, header.block_size, header.version,
+                                     fmt.MAX_RAW_PER_PAYLOAD_BIT_FINE)
+    assert frame.raw_len > (8 * frame.payload_len + fmt.PAYLOAD_BITS_SLACK) * fmt.MAX_RAW_PER_PAYLOAD_BIT
+    assert nncompress.decompress(blob) == data
+    assert [s.uncompressed_size for s in api.list_streams(io.BytesIO(blob))] == [len(data)]
+    assert [e.raw_size for e in segments.index_segments(io.BytesIO(blob))] == [len(data)]
+    # the same frame under a 12-bit model's header is refused
+    with pytest.raises(nncompress.NNCError, match="payload too short"):
+        fmt.parse_block_frame(blob, pos, header.block_size, header.version)
 
 
 def test_most_compressible_input_passes_the_bound():

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .contexts import hash2
 from .jit import kernel
 from .state import C_APM_RATE, C_APM_W, R_C4
+from .state import C_FINE_SHIFT  # round 21 (issue 12)
 from .match import match_bucket  # strength (issue 12)
 from .state import (C_APM_CHAIN, C_APM_CHAIN_W, CHAIN_MATCH, CHAIN_ORDER3, CHAIN_ORDER4,  # strength
                     CHAIN_WORD, R_MATCH_BYTE, R_MATCH_LEN, R_NIBBLE, R_HI, R_WORD)
@@ -47,6 +48,22 @@ def apm_predict(table, row, st):
 
 
 @kernel(inline=True)
+def apm_predict_fine(table, row, st, shift):
+    """apm_predict at 12 + shift bits (round 21, ModelParams.probability_bits): the points hold
+    16 bits, so shift 4 loses nothing; shift 0 is apm_predict."""
+    s = st + 2048
+    lo = s >> 7
+    w = s & 127
+    p = (table[row, lo] * (128 - w) + table[row, lo + 1] * w) >> (11 - shift)
+    top = (4096 << shift) - 1
+    if p < 1:
+        p = 1
+    elif p > top:
+        p = top
+    return p, lo, w
+
+
+@kernel(inline=True)
 def apm_update(table, row, lo, w, bit, rate):
     target = bit << 16
     table[row, lo] += ((target - table[row, lo]) * (128 - w)) >> (7 + rate)
@@ -55,7 +72,8 @@ def apm_update(table, row, lo, w, bit, rate):
 
 @kernel(inline=True)
 def refine_node(st, reg, node, j):
-    """Node j's final 12-bit probability (node_p[j]) from the mixer's (node_pmix[j]); records the
+    """Node j's final probability (node_p[j], 12 bits or ModelParams.probability_bits) from the
+    mixer's (node_pmix[j], or node_pm16[j] at 16 bits); records the
     points for learning in node_apm[j] = (APM1 low point, weight, APM2 row, low point, weight,
     APM1 row)."""
     cfg = st.cfg
@@ -67,21 +85,25 @@ def refine_node(st, reg, node, j):
     sx = stretch[pm]
     row1 = c0 if apm1.shape[0] == 256 else (c1 << 8) | c0
     apm_row(apm1, st.apm1_ready, row1, st.apm_identity)
-    p1, lo1, w1 = apm_predict(apm1, row1, sx)
+    shift = cfg[C_FINE_SHIFT]
+    p1, lo1, w1 = apm_predict_fine(apm1, row1, sx, shift)
     row2 = hash2(c0, c1 | (c2 << 8)) & (apm2.shape[0] - 1)
     apm_row(apm2, st.apm2_ready, row2, st.apm_identity)
-    p2, lo2, w2 = apm_predict(apm2, row2, sx)
+    p2, lo2, w2 = apm_predict_fine(apm2, row2, sx, shift)
     node_apm[j, 0] = lo1
     node_apm[j, 1] = w1
     node_apm[j, 5] = row1
     node_apm[j, 2] = row2
     node_apm[j, 3] = lo2
     node_apm[j, 4] = w2
+    if shift != 0:  # round 21: the mixer's output at 16 bits
+        pm = node.node_pm16[j]
+    top = (4096 << shift) - 1
     p = (pm * cfg[C_APM_W] + p1 * cfg[C_APM_W + 1] + p2 * cfg[C_APM_W + 2] + 8) >> 4
     if p < 1:
         p = 1
-    elif p > 4095:
-        p = 4095
+    elif p > top:
+        p = top
     if cfg[C_APM_CHAIN] != 0:  # strength (issue 12)
         p = chain_refine(st, reg, node, j, c0, sx, p)
     node.node_p[j] = p
@@ -131,7 +153,7 @@ def chain_refine(st, reg, node, j, c0, sx, p):
             row = chain_row(st, reg, which, j, c0)
             table = chain_table(st, which)
             apm_row(table, st.apm_chain_ready[k], row, st.apm_identity)
-            pk, lo, w = apm_predict(table, row, sx)
+            pk, lo, w = apm_predict_fine(table, row, sx, st.cfg[C_FINE_SHIFT])
             node.node_chain[j, 3 * k] = row
             node.node_chain[j, 3 * k + 1] = lo
             node.node_chain[j, 3 * k + 2] = w
@@ -139,10 +161,11 @@ def chain_refine(st, reg, node, j, c0, sx, p):
             count += 1
     cw = st.cfg[C_APM_CHAIN_W]
     q = (p * (16 - cw) + (total // count) * cw + 8) >> 4
+    top = (4096 << st.cfg[C_FINE_SHIFT]) - 1
     if q < 1:
         q = 1
-    elif q > 4095:
-        q = 4095
+    elif q > top:
+        q = top
     return q
 
 

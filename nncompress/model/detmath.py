@@ -49,6 +49,18 @@ def build_squash_table() -> np.ndarray:
     return table
 
 
+def build_squash16_table() -> np.ndarray:
+    """squash16[x + 4096] = round(65536 / (1 + e^(-x/256))) for x in -4096..4095, clamped to
+    1..65535: the final mixer's output when probabilities have 16 bits (ModelParams.probability_bits),
+    where the mixers' stretch domain reaches +-16.0 instead of +-8.0."""
+    table = np.empty(8192, dtype=np.int32)
+    for i in range(8192):
+        x = (i - 4096) / 256.0
+        p = 65536.0 / (1.0 + det_exp(-x))
+        table[i] = min(65535, max(1, int(p + 0.5)))
+    return table
+
+
 def build_stretch_table(squash: np.ndarray) -> np.ndarray:
     """stretch[p] = the smallest x with squash(x) >= p: the integer inverse of the squash table."""
     table = np.empty(4096, dtype=np.int32)
@@ -97,6 +109,7 @@ def deterministic_uniform(count: int, seed: int) -> np.ndarray:
 
 
 SQUASH = build_squash_table()
+SQUASH16 = build_squash16_table()  # round 21 (issue 12)
 STRETCH = build_stretch_table(SQUASH)
 SIGMOID = build_sigmoid_table()
 RECIPROCAL = build_reciprocal_table()

@@ -19,6 +19,7 @@ from .jit import kernel
 from .kinds import Selector
 from .match import match_bucket
 from .state import R_FOLLOW_BYTE  # round 18 (issue 12)
+from .state import C_FINE_SHIFT  # round 21 (issue 12)
 from .state import (R_ABOVE, R_ABOVE_CLASS, R_LINE_CLASSES, R_CAPS, R_COLUMN, R_NEST, R_SENTENCE_WORDS,  # strength round 4
                     R_WORD, R_WORD_CAP)
 from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C_NSEL, C_SEL_BASE,
@@ -26,6 +27,7 @@ from .state import (C_FINAL_LR, C_LR_BOOST, C_LR_DECAY, C_MIXER_LR, C_NINPUTS, C
 from .tree import path_node
 
 WEIGHT_LIMIT = 1 << 22
+FINE_STRETCH_LIMIT = 4095  # round 21: the final mixer's 16-bit output reads stretch values to +-16.0
 
 
 @kernel(inline=True)
@@ -133,6 +135,16 @@ def predict_node(st, reg, node, j, rnn_pattern):
     else:
         pm = node_sp[j, 0]
     node.node_pmix[j] = pm
+    if cfg[C_FINE_SHIFT] != 0:  # round 21: the same output at 16 bits, for the final average
+        if nsel > 1:
+            x = fdot >> 16
+            if x > FINE_STRETCH_LIMIT:
+                x = FINE_STRETCH_LIMIT
+            elif x < -FINE_STRETCH_LIMIT:
+                x = -FINE_STRETCH_LIMIT
+            node.node_pm16[j] = st.squash16[x + FINE_STRETCH_LIMIT + 1]
+        else:
+            node.node_pm16[j] = pm << 4
 
 
 @kernel

@@ -35,6 +35,7 @@ from .state import C_CTX_INPUTS, C_MATCH_MIN, C_NCTX, C_RNN_H, R_HI, R_NIBBLE, R
 from .state import C_RNNME_APM_W, C_RNNME_H, C_RNNME_INPUTS, C_RNNME_PURE  # branch neural2
 from .state import C_RUN_INPUTS  # strength (issue 12)
 from .state import C_DIRECT  # round 15 (issue 12)
+from .state import C_FINE_SHIFT  # round 21 (issue 12)
 from .tree import advance_nibble, node_c0
 
 
@@ -83,7 +84,8 @@ def node_inputs(st, reg, tables, slots, node, j):
 
 @kernel(inline=True)
 def node_probability(st, reg, tables, slots, node, j, rnn_pattern):
-    """Node j's final 12-bit probability of a 1 bit (node_p[j]), after prepare_nodes: its inputs,
+    """Node j's final probability of a 1 bit (node_p[j], of 2^(12 + cfg[C_FINE_SHIFT])), after
+    prepare_nodes: its inputs,
     its mixers, then its APMs.  Nodes do not depend on each other, and learning reads only the
     coded nibble's path, so path coding may compute just the 4 nodes of the path."""
     node_inputs(st, reg, tables, slots, node, j)
@@ -102,13 +104,14 @@ def predict_nibble(st, reg, tables, slots, node, out):
     for j in range(1, 16):
         node_probability(st, reg, tables, slots, node, j, rnn_pattern)
     node_p = node.node_p
+    one = 4096 << st.cfg[C_FINE_SHIFT]  # round 21: probabilities of 2^12 or 2^16
     for v in range(16):
         j = 1
         prob = 1.0
         for d in range(4):
             bit = (v >> (3 - d)) & 1
             pj = node_p[j]
-            prob *= pj if bit == 1 else 4096 - pj
+            prob *= pj if bit == 1 else one - pj
             j = 2 * j + bit
         out[v] = prob
 
@@ -188,8 +191,11 @@ def path_step_state(st, value):
 
 @kernel(inline=True)
 def path_probability(st, j, rnn_pattern):
-    """Path coding: node j's probability of a 1 bit (1..4095 of 4096), after path_step_state."""
-    return node_probability(st, st.reg, st.tables, st.slots, st.node, j, rnn_pattern)
+    """Path coding: node j's probability of a 1 bit, of 65536 (1..65535), after
+    path_step_state.  A 12-bit model's p becomes 16p: the coder's split (rangecoder.tree_split)
+    is then exactly the one it made from p of 4096, so older archives decode as before."""
+    p = node_probability(st, st.reg, st.tables, st.slots, st.node, j, rnn_pattern)
+    return p << (4 - st.cfg[C_FINE_SHIFT])
 
 
 @kernel
@@ -215,7 +221,7 @@ def predict_known(packed, first_value, nibbles, probs):
 @kernel
 def predict_known_path(packed, first_value, nibbles, path_p):
     """Path coding, encoder side: for each known nibble, the probabilities of a 1 bit at the four
-    nodes of its path (path_p[k, depth], 1..4095 of 4096), learning as `step` does."""
+    nodes of its path (path_p[k, depth], 1..65535 of 65536), learning as `step` does."""
     st = unpack(packed)
     value = first_value
     for k in range(nibbles.shape[0]):

@@ -65,7 +65,7 @@ class Predictor:
         return bool(self.params.path_coding)
 
     def predict_known_path(self, data: bytes | np.ndarray) -> np.ndarray:
-        """For every nibble of `data`, the probabilities (of 4096) of a 1 bit at the four nodes of
+        """For every nibble of `data`, the probabilities (of 65536) of a 1 bit at the four nodes of
         its path, shape (2n, 4), learning as it goes.  The model runs exactly as in
         predict_known; only those nodes are mixed."""
         nibbles = bytes_to_nibbles(data)

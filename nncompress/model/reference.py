@@ -39,6 +39,7 @@ CHAIN_ORDER3, CHAIN_MATCH, CHAIN_WORD, CHAIN_ORDER4 = 1, 2, 4, 8
 
 MASK32 = 0xFFFFFFFF
 SQUASH = detmath.SQUASH.tolist()  # 12-bit probability of stretch value x at [x + 2048]
+SQUASH16 = detmath.SQUASH16.tolist()  # round 21: 16-bit probability of stretch value x at [x + 4096]
 STRETCH = detmath.STRETCH.tolist()  # stretch value (-2047..2047) of a 12-bit probability
 SIGMOID = detmath.SIGMOID.tolist()  # 1/(1+e^-x) at x = i/128 - 16
 RECIPROCAL = detmath.RECIPROCAL.tolist()  # 65536 / (n + 1.5)
@@ -640,11 +641,15 @@ class FinalMixer:
         self.weights = [[(1 << 16) // nmixers] * nmixers for _ in range(256)]
         self.lr = lr
 
-    def mix(self, c0: int, stretched: list) -> int:
+    def dot(self, c0: int, stretched: list) -> int:
+        """The mixed stretch value, before squashing (and before any clamp)."""
         total = 0
         for m in range(len(stretched)):
             total += self.weights[c0][m] * stretched[m]
-        return squash(total >> 16)
+        return total >> 16
+
+    def mix(self, c0: int, stretched: list) -> int:
+        return squash(self.dot(c0, stretched))
 
     def update(self, c0: int, stretched: list, p12: int, bit: int) -> None:
         err = ((bit << 12) - p12) * self.lr
@@ -668,13 +673,14 @@ class APM:
             self.rows[row] = list(self.INITIAL)
         return self.rows[row]
 
-    def refine(self, row: int, st: int) -> tuple:
-        """(12-bit probability, lower point, weight of the upper point) at stretch value st."""
+    def refine(self, row: int, st: int, shift: int = 0) -> tuple:
+        """(probability of 12 + shift bits, lower point, weight of the upper point) at stretch
+        value st."""
         t = self._row(row)
         s = st + 2048
         lo, w = s >> 7, s & 127
-        p = (t[lo] * (128 - w) + t[lo + 1] * w) >> 11
-        return clamp(p, 1, 4095), lo, w
+        p = (t[lo] * (128 - w) + t[lo + 1] * w) >> (11 - shift)
+        return clamp(p, 1, (4096 << shift) - 1), lo, w
 
     def update(self, row: int, lo: int, w: int, bit: int) -> None:
         t = self._row(row)
@@ -861,6 +867,9 @@ class ReferencePredictor:
         self.weight_mix = 16 - p.apm1_weight - p.apm2_weight
         self.weight_apm1 = p.apm1_weight
         self.weight_apm2 = p.apm2_weight
+        self.shift = p.probability_bits - 12  # round 21: final probabilities of 12 + shift bits
+        if self.expert is not None:
+            self.expert.shift = self.shift
         self.low_half = False  # predicting the high nibble (False) or the low one (True)
         self.hi = 0  # the byte's high nibble, once known
         self.nodes = {}  # node j -> NodeRecord of the last prediction
@@ -1089,30 +1098,34 @@ class ReferencePredictor:
             node.stretched.append(x)
             node.probs.append(SQUASH[x + 2048])
         if len(self.mixers) > 1:
-            node.pmix = self.final.mix(c0, node.stretched)
+            x = self.final.dot(c0, node.stretched)
+            node.pmix = squash(x)
+            pm_fine = SQUASH16[clamp(x, -4095, 4095) + 4096]  # round 21
         else:
             node.pmix = node.probs[0]
+            pm_fine = node.pmix << 4
         st = STRETCH[node.pmix]
+        shift, top = self.shift, (4096 << self.shift) - 1
         row1 = (c1 << 8) | c0 if self.apm1_by_prev_byte else c0
         row2 = hash32(c0, c1 | (c2 << 8)) & 0xFFFF
-        p1, lo1, w1 = self.apm1.refine(row1, st)
-        p2, lo2, w2 = self.apm2.refine(row2, st)
+        p1, lo1, w1 = self.apm1.refine(row1, st, shift)
+        p2, lo2, w2 = self.apm2.refine(row2, st, shift)
         node.apm1 = (row1, lo1, w1)
         node.apm2 = (row2, lo2, w2)
         self.nodes[j] = node
-        mixed = node.pmix * self.weight_mix + p1 * self.weight_apm1 + p2 * self.weight_apm2
-        p_final = clamp((mixed + 8) >> 4, 1, 4095)
+        mixed = (pm_fine if shift else node.pmix) * self.weight_mix + p1 * self.weight_apm1 + p2 * self.weight_apm2
+        p_final = clamp((mixed + 8) >> 4, 1, top)
         node.chain = []
         if self.chain:  # strength (issue 12): the SSE chain's average takes its share
             total = 0
             for bit, apm in self.chain.items():
                 row = self._chain_row(bit, c0, j)
-                pk, lo, w = apm.refine(row, st)
+                pk, lo, w = apm.refine(row, st, shift)
                 node.chain.append((bit, row, lo, w))
                 total += pk
             average = total // len(self.chain)
             p_final = clamp((p_final * (16 - self.chain_weight) + average * self.chain_weight + 8) >> 4,
-                            1, 4095)
+                            1, top)
         if self.expert is not None and self.expert.apm_weight:
             p_final = self.expert.refine(j, c0, p_final)
         return p_final
@@ -1137,7 +1150,7 @@ class ReferencePredictor:
         if self.expert is not None:
             self.expert.twin.context_hashes = self.context_hashes  # branch expert4
             self.expert.predict(self.low_half, self.hi)
-        p_one = [0] * 16  # 12-bit P(bit = 1) at each node
+        p_one = [0] * 16  # P(bit = 1) at each node, of 2^(12 + shift)
         for j in range(1, 16):
             p_one[j] = self._predict_node(j, pattern)
         out = []
@@ -1146,7 +1159,7 @@ class ReferencePredictor:
             j = 1
             for depth in range(4):
                 bit = (v >> (3 - depth)) & 1
-                prob *= p_one[j] if bit else 4096 - p_one[j]
+                prob *= p_one[j] if bit else (4096 << self.shift) - p_one[j]
                 j = 2 * j + bit
             out.append(prob)
         return out
@@ -1205,6 +1218,7 @@ class ExpertInMix:
         self.apm_points = {}
         self.code = 0
         self.p12 = [0] * 16
+        self.shift = 0  # round 21: the mix's final probabilities have 12 + shift bits
 
     def predict(self, low_half: bool, hi: int) -> list:
         dist = self.twin.predict_low(hi) if low_half else self.twin.predict_high()
@@ -1226,9 +1240,9 @@ class ExpertInMix:
 
     def refine(self, j: int, c0: int, p: int) -> int:
         row = (self.code << 8) | c0
-        pa, lo, w = self.apm.refine(row, STRETCH[p])
+        pa, lo, w = self.apm.refine(row, STRETCH[p >> self.shift], self.shift)
         self.apm_points[j] = (row, lo, w)
-        return clamp((p * (16 - self.apm_weight) + pa * self.apm_weight + 8) >> 4, 1, 4095)
+        return clamp((p * (16 - self.apm_weight) + pa * self.apm_weight + 8) >> 4, 1, (4096 << self.shift) - 1)
 
     @staticmethod
     def state_by_field(expert) -> dict:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .apm import apm_predict, apm_update
+from .apm import apm_update
+from .apm import apm_predict_fine  # round 21 (issue 12)
 from .jit import kernel
 from .match import match_bucket  # branch expert4
 from .contexts import hash2  # branch expert4
@@ -31,6 +32,7 @@ from .rnnme_kernels import feature_hashes, learn_byte as expert_learn_byte
 from .rnnme_kernels import predict_high, predict_low
 from .state import C_APM_RATE, C_RNNME_APM_W, C_RNNME_INPUTS, R_HI, R_NIBBLE
 from .state import R_MATCH_BYTE, R_MATCH_LEN  # branch expert4
+from .state import C_FINE_SHIFT  # round 21 (issue 12)
 from .tree import advance_nibble, path_node
 
 # confidence buckets of the expert's most likely nibble: P < 0.4, < 0.7, < 0.9, above
@@ -123,17 +125,19 @@ def refine_node(st, node, j):
     """Average an APM over (expected nibble, confidence, partial byte) into node j's final
     probability; records the point for learning in node_rn_apm[j] = (row, low point, weight)."""
     w_apm = st.cfg[C_RNNME_APM_W]
+    shift = st.cfg[C_FINE_SHIFT]  # round 21: node_p has 12 + shift bits
     p = node.node_p[j]
     row = (node.node_rn_code[j] << 8) | node.node_c0[j]
-    pa, lo, w = apm_predict(st.rn_apm, row, st.stretch[p])
+    pa, lo, w = apm_predict_fine(st.rn_apm, row, st.stretch[p >> shift], shift)
     node.node_rn_apm[j, 0] = row
     node.node_rn_apm[j, 1] = lo
     node.node_rn_apm[j, 2] = w
     p = (p * (16 - w_apm) + pa * w_apm + 8) >> 4
+    top = (4096 << shift) - 1
     if p < 1:
         p = 1
-    elif p > 4095:
-        p = 4095
+    elif p > top:
+        p = top
     node.node_p[j] = p
 
 

@@ -62,7 +62,9 @@ C_DIRECT = C_RUN_INPUTS + 4  # round 15: the direct maps' mixer inputs (direct.p
 C_WORD_STEMS = C_RUN_INPUTS + 5  # round 16: 1 if a context reads the previous word's stem
 C_FOLLOW = C_RUN_INPUTS + 6  # round 18: 1 if WORD_PREDICTED or the FOLLOWER mixer reads R_FOLLOW_*
 C_FOLLOW_WORDS = C_RUN_INPUTS + 7  # round 20: ModelParams.follow_words, the bits its readers use
-CONFIG_SIZE = C_RUN_INPUTS + 8
+# round 21: final probabilities have 12 + cfg[C_FINE_SHIFT] bits (ModelParams.probability_bits: 0 or 4)
+C_FINE_SHIFT = C_RUN_INPUTS + 8
+CONFIG_SIZE = C_RUN_INPUTS + 9
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -233,6 +235,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_WORD_STEMS] = int(Context.STEM_WORD in p.contexts)
     cfg[C_FOLLOW] = int(reads_follower(p))
     cfg[C_FOLLOW_WORDS] = follow_words(p)
+    cfg[C_FINE_SHIFT] = p.probability_bits - 12
     return cfg
 
 
@@ -439,6 +442,12 @@ FIELDS = (
     Field("node_rn_apm", "int64", lambda d: (NODES, 3), "rnnme_mix", node=True, twin=False),
     # strength (issue 12): the SSE chain's (row, low point, weight) per APM
     Field("node_chain", "int64", lambda d: (NODES, 12), "apm", node=True, twin=False),
+    # round 21 (issue 12): with 16-bit final probabilities, the final mixer's output at 16 bits
+    # over a stretch domain twice as wide (detmath.SQUASH16; one entry when off)
+    Field("squash16", "int32", lambda d: (8192 if d.params.probability_bits == 16 else 1,), "mixer",
+          lambda d: detmath.SQUASH16 if d.params.probability_bits == 16 else np.ones(1, np.int32),
+          twin=False),
+    Field("node_pm16", "int32", lambda d: (NODES,), "nibble", node=True, twin=False),
 ) + _rnnme_fields()
 
 _SHAPE_PROBE = Dims(ModelParams())
