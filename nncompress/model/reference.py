@@ -641,7 +641,7 @@ class FinalMixer:
         self.weights = [[(1 << 16) // nmixers] * nmixers for _ in range(256)]
         self.lr = lr
 
-    def dot(self, c0: int, stretched: list) -> int:
+    def stretched_sum(self, c0: int, stretched: list) -> int:
         """The mixed stretch value, before squashing (and before any clamp)."""
         total = 0
         for m in range(len(stretched)):
@@ -649,7 +649,7 @@ class FinalMixer:
         return total >> 16
 
     def mix(self, c0: int, stretched: list) -> int:
-        return squash(self.dot(c0, stretched))
+        return squash(self.stretched_sum(c0, stretched))
 
     def update(self, c0: int, stretched: list, p12: int, bit: int) -> None:
         err = ((bit << 12) - p12) * self.lr
@@ -1098,7 +1098,7 @@ class ReferencePredictor:
             node.stretched.append(x)
             node.probs.append(SQUASH[x + 2048])
         if len(self.mixers) > 1:
-            x = self.final.dot(c0, node.stretched)
+            x = self.final.stretched_sum(c0, node.stretched)
             node.pmix = squash(x)
             pm_fine = SQUASH16[clamp(x, -4095, 4095) + 4096]  # round 21
         else:
