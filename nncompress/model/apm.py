@@ -34,23 +34,10 @@ def apm_row(table, ready, row, identity):
 
 
 @kernel(inline=True)
-def apm_predict(table, row, st):
-    """Interpolate a 33-point adaptive map at stretch value st; returns (p12, low index, weight)."""
-    s = st + 2048
-    lo = s >> 7
-    w = s & 127
-    p = (table[row, lo] * (128 - w) + table[row, lo + 1] * w) >> 11
-    if p < 1:
-        p = 1
-    elif p > 4095:
-        p = 4095
-    return p, lo, w
-
-
-@kernel(inline=True)
 def apm_predict_fine(table, row, st, shift):
-    """apm_predict at 12 + shift bits (round 21, ModelParams.probability_bits): the points hold
-    16 bits, so shift 4 loses nothing; shift 0 is apm_predict."""
+    """Interpolate a 33-point adaptive map at stretch value st; returns (probability of 12 +
+    shift bits, low index, weight).  The points hold 16 bits, so shift 4 (round 21,
+    ModelParams.probability_bits) loses nothing."""
     s = st + 2048
     lo = s >> 7
     w = s & 127
