@@ -328,6 +328,26 @@ _STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_words=int(
 _STRONG_R21 = ModelParams(**dict(_STRONG_R20.__dict__, probability_bits=16))
 
 
+def context_mask(contexts: tuple, kinds) -> int:
+    """A mask over a context list's positions (ModelParams.case_fold, rnnme_context_features):
+    the positions whose kind is one of `kinds`."""
+    return sum(1 << i for i, kind in enumerate(contexts) if kind in kinds)
+
+
+# Round 22 (strength round 13, issue 12): the contexts keyed by words look upper-case letters up
+# where the lower-case ones are (case_fold): "The" at a sentence start learns from "the".  Orders
+# and the other contexts keep the case apart (folding them too costs book2's markup).  Model
+# only, against preset 45: see bench/TUNING.md, round 22.
+WORD_KEYED = frozenset((
+    C.WORD, C.WORD_BIGRAM, C.WORD_ORDER1, C.WORD_TRIGRAM, C.WORD_SKIP,
+    C.WORD_CLASS_RUNS, C.SENTENCE_WORD, C.NESTING_WORD, C.LINE_WORD,
+    C.WORD_QUADGRAM, C.LETTERS, C.STEM_WORD, C.WORD_SHAPE,
+    C.PUNCT_WORD, C.PUNCT_BIGRAM, C.WORD_FOLLOWER, C.WORD_PREDICTED,
+    C.MATCH_PREDICTED))
+_STRONG_R22 = ModelParams(**dict(_STRONG_R21.__dict__,
+                                 case_fold=context_mask(_STRONG_R21.contexts, WORD_KEYED)))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -387,6 +407,8 @@ PRESETS = {
     44: Preset(9, _STRONG_R20),
     # round 21 (issue 12): 16-bit final probabilities
     45: Preset(9, _STRONG_R21),
+    # round 22 (issue 12): the word contexts fold upper case onto lower case
+    46: Preset(9, _STRONG_R22),
 }
 
 # Each level is the newest preset registered for it.

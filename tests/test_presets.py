@@ -79,6 +79,8 @@ FROZEN = {
     44: "acb0155499425651",
     # round 21: level 9's 16-bit final probabilities
     45: "3b323ae5c976d977",
+    # round 22: level 9's word contexts fold upper case onto lower case
+    46: "1af93cf64525c4bc",
 }
 
 

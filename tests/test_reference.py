@@ -179,12 +179,17 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, apm1_order=1, apm_chain=0b1101,
                 apm_chain_bits=18, probability_bits=16, **SMALL),
     ModelParams(contexts=(1, 3), mixer_select=1, apm1_weight=2, apm2_weight=3, probability_bits=16, **SMALL),
+    # round 22: upper case looked up as lower case after the high nibble, in some contexts (the
+    # first and the word context, not order 3) and, with run inputs and the analysis peek, in all
+    ModelParams(contexts=(1, 3, WORD), mixer_select=0b11, case_fold=0b101, **SMALL),
+    ModelParams(contexts=(2, 4, WORD, 62), run_inputs=1, case_fold=0b1111, probability_bits=16, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
         "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
-        "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer"])
+        "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer",
+        "round22_case_fold", "round22_case_fold_all"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -349,3 +354,24 @@ def test_follower_of_the_last_words_comes_first():
     word = fed(story + b"of the ", FollowWords.WORD_PAIR).follower_word()
     assert word == fed(b"x cats ", 0).word1 and word != fed(story + b"of the ", 0).follower_word()
     assert fed(story + b"of the ", FollowWords.WORD_PAIR).follower_expects() == ord("d") + 1
+
+
+def test_case_fold_shares_a_capital_with_its_lower_case_letter_only_where_case_is_grammar():
+    """Round 22: with the word context folded, a word met in lower case mid-sentence is cheaper
+    when it starts the next sentence with a capital (both nibbles of the capital read the
+    lower-case histories); a capital in the middle of a sentence (a name) is left alone."""
+    from nncompress.analysis.costs import code_lengths
+
+    words = [b"apple", b"river", b"stone", b"cloud", b"maple", b"sugar", b"tiger", b"lemon"]
+    text = b"".join(b"we saw the " + w + b" today. " + w[:1].upper() + w[1:] + b" was there. "
+                    for w in words * 3)
+    base = ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, **SMALL)
+    folded = dataclasses.replace(base, case_fold=0b100)
+    plain_costs = code_lengths(text, params=base)
+    folded_costs = code_lengths(text, params=folded)
+    capitals = [k for k in range(1, len(text)) if 65 <= text[k] <= 90]
+    assert capitals and sum(folded_costs[k] for k in capitals) < sum(plain_costs[k] for k in capitals)
+    # names in the middle of a sentence (no . ! ? and no all-capitals word): the gate stays shut,
+    # and the folded model reads exactly what the plain one reads
+    names = b"we saw " + b" and ".join(w[:1].upper() + w[1:] + b" with the " + w for w in words * 3)
+    np.testing.assert_array_equal(code_lengths(names, params=base), code_lengths(names, params=folded))

@@ -13,9 +13,14 @@ from .contexts import hash2
 from .jit import kernel
 from .prefetch import prefetch
 from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
+from .state import C_CASE_FOLD, R_C4, R_SENTENCE_WORDS  # round 22 (issue 12)
 from .tree import path_node
 
 ORDER0_LIMIT = 255  # count limit of the order-0 map
+# round 22 (case_fold): in the high nibble, node 10 splits 0x4_ from 0x5_ (upper-case A-O from P-Z)
+# and node 11 splits 0x6_ from 0x7_ (lower case): a folded context keeps one history for both
+UPPER_SPLIT_NODE = 10
+LOWER_SPLIT_NODE = 11
 
 
 @kernel(inline=True)
@@ -71,22 +76,47 @@ def claim_slot(table, h, priority):
     return best
 
 
+@kernel(inline=True)
+def case_fold_now(cfg, reg):
+    """Round 22: the contexts that fold case for the byte about to be coded (ModelParams.case_fold)
+    where its case is a matter of grammar or style, not of the word: in a sentence's first word
+    (no word completed since . ! ?) and inside an all-capitals word (the last byte A-Z); elsewhere
+    none, so that a name's capital keeps its own statistics."""
+    last = reg[R_C4] & 0xFF
+    if reg[R_SENTENCE_WORDS] == 0 or (last >= 65 and last <= 90):
+        return cfg[C_CASE_FOLD]
+    return 0
+
+
+@kernel(inline=True)
+def nibble_salt(fold, i, nibble, hi):
+    """What context i's hash is salted with for a nibble: 0 for a high nibble, 1 + the high
+    nibble for a low one; round 22: in the contexts of the fold mask (case_fold_now) an
+    upper-case high nibble (4, 5) salts as its lower-case one (6, 7), so both cases share the
+    low nibble's slot."""
+    if nibble == 0:
+        return 0
+    if (hi == 4 or hi == 5) and (fold >> i) & 1:
+        return 3 + hi
+    return 1 + hi
+
+
 @kernel
 def claim_nibble_slots(st):
-    """Each context's slot for the nibble about to be coded (salted by the high nibble)."""
+    """Each context's slot for the nibble about to be coded (salted by `nibble_salt`)."""
     reg = st.reg
-    salt = 0 if reg[R_NIBBLE] == 0 else 1 + reg[R_HI]
     slots = st.slots
+    fold = case_fold_now(st.cfg, reg)
     # first every bucket's cache line is requested (slots hold the hashes meanwhile), then claimed
     for i in range(st.cfg[C_NCTX]):
-        slots[i] = hash2(st.ctx_hash[i], salt)
+        slots[i] = hash2(st.ctx_hash[i], nibble_salt(fold, i, reg[R_NIBBLE], reg[R_HI]))
         prefetch(st.tables[i], bucket_base(st.tables[i], slots[i]) << 4)
     for i in range(st.cfg[C_NCTX]):
         slots[i] = claim_slot(st.tables[i], slots[i], st.priority)
 
 
 @kernel(inline=True)
-def node_inputs(st, tables, slots, node, j):
+def node_inputs(st, reg, tables, slots, node, j):
     """Node j's mixer inputs from the contexts (per context: stretch(p), then with ctx_inputs
     >= 2 the same if the history is deterministic, then with 3 p linear) and from the order-0 map
     (the next column); node_seen[j]: how many contexts have seen the node."""
@@ -96,8 +126,9 @@ def node_inputs(st, tables, slots, node, j):
     inputs = node.inputs
     n = 0
     seen = 0
+    fold = case_fold_now(st.cfg, reg) if j == UPPER_SPLIT_NODE and node.node_c0[j] < 16 else 0
     for i in range(nctx):
-        s = tables[i, slots[i] + j]
+        s = tables[i, slots[i] + (LOWER_SPLIT_NODE if (fold >> i) & 1 else j)]
         p12 = sm_p[i, s] >> 10
         sx = stretch[p12]
         inputs[j, n] = sx
@@ -122,8 +153,11 @@ def learn(st, value):
     nctx = st.cfg[C_NCTX]
     for d in range(4):
         j, bit = path_node(value, d)
+        fold = 0
+        if j == UPPER_SPLIT_NODE and st.node.node_c0[j] < 16:
+            fold = case_fold_now(st.cfg, st.reg)
         for i in range(nctx):
-            off = slots[i] + j
+            off = slots[i] + (LOWER_SPLIT_NODE if (fold >> i) & 1 else j)
             s = tables[i, off]
             counter_update(sm_p[i], sm_n[i], s, bit, recip, limit)
             tables[i, off] = st.next_state[s, bit]

@@ -62,7 +62,7 @@ def node_inputs(st, reg, tables, slots, node, j):
     recurrent part, (the expert's, filled by prepare_nodes), then the bias.  reg, tables, slots
     and node are st's own except in peek_low_nibbles, which predicts from scratch copies."""
     cfg = st.cfg
-    histories.node_inputs(st, tables, slots, node, j)
+    histories.node_inputs(st, reg, tables, slots, node, j)
     col = cfg[C_NCTX] * cfg[C_CTX_INPUTS] + 1  # after the contexts and order 0
     if cfg[C_RUN_INPUTS] > 0:  # strength (issue 12): the run inputs, one per context
         runs.node_inputs(st, reg, node, j, col)
@@ -246,13 +246,15 @@ def peek_low_nibbles(packed, scratch_tables, scratch_slots, scratch_reg, scratch
     for k in range(reg.shape[0]):
         scratch_reg[k] = reg[k]
     scratch_reg[R_NIBBLE] = 1
+    fold = histories.case_fold_now(st.cfg, reg)  # round 22
     for hi in range(16):
         scratch_reg[R_HI] = hi
         if st.cfg[C_RNNME_PURE] > 0:  # branch neural2: the RNNME expert alone
             rnnme_mix.predict_distribution(st, scratch_reg, out[hi])
             continue
         for i in range(st.cfg[C_NCTX]):
-            off = histories.lookup_slot(tables[i], hash2(st.ctx_hash[i], 1 + hi))
+            salt = histories.nibble_salt(fold, i, 1, hi)
+            off = histories.lookup_slot(tables[i], hash2(st.ctx_hash[i], salt))
             for k in range(16):
                 scratch_tables[i, k] = tables[i, off + k] if off >= 0 else 0
             scratch_slots[i] = 0

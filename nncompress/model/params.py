@@ -132,6 +132,15 @@ class ModelParams:
     # 8 * log2(65536/65535) = 0.0002 bits instead of 0.0028.  Not with the pure expert
     probability_bits: int = extension(12)
 
+    # ---- round 22 (issue 12): upper and lower case share what follows the high nibble ----
+    # a bit mask over `contexts`: in those contexts the low nibble of a byte whose high nibble is
+    # 4 or 5 (upper-case letters and @ [ \ ] ^ _) is looked up in the slot of high nibble 6 or 7
+    # (lower-case letters and ` { | } ~), and in the high nibble the node that splits 0x4_ from
+    # 0x5_ keeps its history in the one that splits 0x6_ from 0x7_: "T" learns from and teaches
+    # "t" after the same context, while the case bit itself stays apart.  0, what older headers
+    # mean: none
+    case_fold: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -225,6 +234,7 @@ class ModelParams:
              and 0 <= self.rnnme_me_min_milli <= 10_000,
              "rnnme direct-connection rates must be in 0..10000 (thousandths)"),
             (0 <= self.rnnme_match_feature <= 3, "rnnme_match_feature must be in 0..3"),
+            (0 <= self.case_fold < 1 << len(self.contexts), "case_fold: a mask over the contexts"),
             (0 <= self.rnnme_context_features < 1 << len(self.contexts)
              and not (self.rnnme_pure and self.rnnme_context_features),
              "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),

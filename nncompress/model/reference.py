@@ -894,8 +894,10 @@ class ReferencePredictor:
         if self.expert is not None and self.expert.pure:  # branch neural2: the expert alone
             return self.expert.predict(self.low_half, self.hi)
         salt = 1 + self.hi if self.low_half else 0
-        for slots, h in zip(self.slots, self.context_hashes):
-            slots.claim(hash32(h, salt))
+        upper = self.low_half and self.hi in (4, 5)  # round 22: case_fold
+        for i, (slots, h) in enumerate(zip(self.slots, self.context_hashes)):
+            folded = upper and (self._case_fold_now() >> i) & 1
+            slots.claim(hash32(h, salt + 2 if folded else salt))
         return self._predict_nibble()
 
     def learn(self, nibble: int) -> None:
@@ -1042,6 +1044,21 @@ class ReferencePredictor:
             return ((h.follower_expects() & 0x1FF) << 8) | c0
         return ((self.history.class_runs & 0x1FF) << 8) | c0
 
+    def _case_fold_now(self) -> int:
+        """Round 22: the contexts that fold case for the next byte: case_fold in a sentence's
+        first word and inside an all-capitals word (the last byte A-Z), else none."""
+        last = self.history.last4 & 0xFF
+        if self.history.sentence_words == 0 or 65 <= last <= 90:
+            return self.params.case_fold
+        return 0
+
+    def _folded_node(self, i: int, j: int) -> int:
+        """Round 22 (case_fold): in a folded context the high nibble's node that splits 0x4_ from
+        0x5_ keeps its history where the one splitting 0x6_ from 0x7_ does."""
+        if not self.low_half and j == 10 and (self._case_fold_now() >> i) & 1:
+            return 11
+        return j
+
     def _predict_node(self, j: int, pattern: int) -> int:
         p = self.params
         c1 = self.history.last4 & 0xFF
@@ -1050,8 +1067,8 @@ class ReferencePredictor:
         node.c0 = c0 = partial_byte(self.low_half, self.hi, j)
         inputs = []
         seen = 0
-        for slots, smap in zip(self.slots, self.state_maps):
-            s = slots.state(j)
+        for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
+            s = slots.state(self._folded_node(i, j))
             p12 = smap.p12(s)
             st = smap.stretched(s)
             inputs.append(st)
@@ -1171,10 +1188,11 @@ class ReferencePredictor:
         for depth in range(4):
             bit = (value >> (3 - depth)) & 1
             node = self.nodes[j]
-            for slots, smap in zip(self.slots, self.state_maps):
-                s = slots.state(j)
+            for i, (slots, smap) in enumerate(zip(self.slots, self.state_maps)):
+                k = self._folded_node(i, j)
+                s = slots.state(k)
                 smap.update(s, bit)
-                slots.set_state(j, self.next_state[s][bit])
+                slots.set_state(k, self.next_state[s][bit])
             self.order0.update(node.c0, bit)
             if node.expected >= 0:
                 self.match.confidence.update(self.match.confidence_index(node.expected), bit)

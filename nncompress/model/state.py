@@ -64,7 +64,8 @@ C_FOLLOW = C_RUN_INPUTS + 6  # round 18: 1 if WORD_PREDICTED or the FOLLOWER mix
 C_FOLLOW_WORDS = C_RUN_INPUTS + 7  # round 20: ModelParams.follow_words, the bits its readers use
 # round 21: final probabilities have 12 + cfg[C_FINE_SHIFT] bits (ModelParams.probability_bits: 0 or 4)
 C_FINE_SHIFT = C_RUN_INPUTS + 8
-CONFIG_SIZE = C_RUN_INPUTS + 9
+C_CASE_FOLD = C_RUN_INPUTS + 9  # round 22: ModelParams.case_fold, a mask over the contexts
+CONFIG_SIZE = C_RUN_INPUTS + 10
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -236,6 +237,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_FOLLOW] = int(reads_follower(p))
     cfg[C_FOLLOW_WORDS] = follow_words(p)
     cfg[C_FINE_SHIFT] = p.probability_bits - 12
+    cfg[C_CASE_FOLD] = p.case_fold
     return cfg
 
 
