@@ -138,6 +138,12 @@ _STRONG_E4 = ModelParams(**dict(_STRONG_R3.__dict__, rnnme_hidden=4, rnnme_me_bi
 
 # ---- round 5 (issue 11): the expert reads the predictor's contexts and its match model ---------
 
+def context_mask(contexts: tuple, kinds) -> int:
+    """A mask over a context list's positions (ModelParams.case_fold, rnnme_context_features):
+    the positions whose kind is one of `kinds`."""
+    return sum(1 << i for i, kind in enumerate(contexts) if kind in kinds)
+
+
 # Level 9's expert with direct-connection features from the mix: the match model's expected byte
 # (x length bucket, x previous byte) and eight of the predictor's own context hashes (word
 # bigram/trigram/skip, word + order 1, column, three character-class patterns).  bench/NEURAL.md,
@@ -146,7 +152,7 @@ _EXPERT_FEATURE_CONTEXTS = (C.WORD_BIGRAM, C.COLUMN, C.WORD_ORDER1, C.WORD_TRIGR
                             C.CLASS_MASK, C.CLASS_RUNS, C.CLASS_RUNS_ORDER1)
 _STRONG_E5 = ModelParams(**dict(
     _STRONG_E4.__dict__, rnnme_match_feature=3,
-    rnnme_context_features=sum(1 << _STRONG_E4.contexts.index(k) for k in _EXPERT_FEATURE_CONTEXTS)))
+    rnnme_context_features=context_mask(_STRONG_E4.contexts, _EXPERT_FEATURE_CONTEXTS)))
 
 
 # Level 9 with smaller mixer steps (bench/TUNING.md, round 5): about 90 inputs per mixer now, so
@@ -326,12 +332,6 @@ _STRONG_R20 = ModelParams(**dict(_STRONG_R19.__dict__, follow_words=int(
 # and the APMs' at 16 bits; what learns is unchanged), so that what the model is sure of costs
 # it less.  Model only, against preset 44: see bench/TUNING.md, round 21.
 _STRONG_R21 = ModelParams(**dict(_STRONG_R20.__dict__, probability_bits=16))
-
-
-def context_mask(contexts: tuple, kinds) -> int:
-    """A mask over a context list's positions (ModelParams.case_fold, rnnme_context_features):
-    the positions whose kind is one of `kinds`."""
-    return sum(1 << i for i, kind in enumerate(contexts) if kind in kinds)
 
 
 # Round 22 (strength round 13, issue 12): the contexts keyed by words look upper-case letters up

@@ -894,10 +894,10 @@ class ReferencePredictor:
         if self.expert is not None and self.expert.pure:  # branch neural2: the expert alone
             return self.expert.predict(self.low_half, self.hi)
         salt = 1 + self.hi if self.low_half else 0
-        upper = self.low_half and self.hi in (4, 5)  # round 22: case_fold
+        # round 22: an upper-case high nibble salts as its lower-case one in the folded contexts
+        fold = self._case_fold_now() if self.low_half and self.hi in (4, 5) else 0
         for i, (slots, h) in enumerate(zip(self.slots, self.context_hashes)):
-            folded = upper and (self._case_fold_now() >> i) & 1
-            slots.claim(hash32(h, salt + 2 if folded else salt))
+            slots.claim(hash32(h, salt + 2 if (fold >> i) & 1 else salt))
         return self._predict_nibble()
 
     def learn(self, nibble: int) -> None:
