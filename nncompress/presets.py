@@ -348,6 +348,19 @@ _STRONG_R22 = ModelParams(**dict(_STRONG_R21.__dict__,
                                  case_fold=context_mask(_STRONG_R21.contexts, WORD_KEYED)))
 
 
+# Round 23 (strength round 14, issue 12): paragraphs.  A context keyed by the first words of the
+# last two paragraphs in a paragraph's first word (a play's next speaker follows the last two;
+# a news article's headers follow each other), else by the paragraph's first word, with the
+# current word (PARAGRAPH_HEADS, word-keyed: folded too); and case folded also in the first word
+# after a line break or a tab (a verse line's capital, a speech after its speaker's name:
+# case_fold_gate).  Model only, against preset 46: see bench/TUNING.md, round 23.
+_STRONG_R23_CONTEXTS = _STRONG_R22.contexts + (C.PARAGRAPH_HEADS,)
+_STRONG_R23 = ModelParams(**dict(
+    _STRONG_R22.__dict__, contexts=_STRONG_R23_CONTEXTS,
+    case_fold=context_mask(_STRONG_R23_CONTEXTS, WORD_KEYED | {C.PARAGRAPH_HEADS}),
+    case_fold_gate=1))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -409,6 +422,8 @@ PRESETS = {
     45: Preset(9, _STRONG_R21),
     # round 22 (issue 12): the word contexts fold upper case onto lower case
     46: Preset(9, _STRONG_R22),
+    # round 23 (issue 12): the paragraphs' first words; case folded after a line break or tab
+    47: Preset(9, _STRONG_R23),
 }
 
 # Each level is the newest preset registered for it.

@@ -81,6 +81,8 @@ FROZEN = {
     45: "3b323ae5c976d977",
     # round 22: level 9's word contexts fold upper case onto lower case
     46: "1af93cf64525c4bc",
+    # round 23: level 9 reads the paragraphs' first words, folds case after a line break or tab
+    47: "d0399f92a0dc8408",
 }
 
 
@@ -147,9 +149,10 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # ~115 inputs a row, ten selectors: 228 MiB; round 14: 30 contexts, 242 MiB; round 15: 246 MiB;
     # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305; round 18: the FOLLOWER mixer's
     # 65,792 rows, 331 MiB of 1404; round 19: 37 contexts, 339 MiB of 1431; round 20: 1.5 MiB of
-    # follower tables by word pairs and triples, not fitted, 340.1 MiB of 1432).
+    # follower tables by word pairs and triples, not fitted, 340.1 MiB of 1432; round 23: 38
+    # contexts, 348 MiB of 1460).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 344 << 20 and fitted < model_memory(params)
+    assert fitted <= 352 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

@@ -183,13 +183,17 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # first and the word context, not order 3) and, with run inputs and the analysis peek, in all
     ModelParams(contexts=(1, 3, WORD), mixer_select=0b11, case_fold=0b101, **SMALL),
     ModelParams(contexts=(2, 4, WORD, 62), run_inputs=1, case_fold=0b1111, probability_bits=16, **SMALL),
+    # round 23: the paragraphs' first words as a context, and folding after a line break or tab
+    # too (VARIED has tab-indented lines and capitals after line breaks)
+    ModelParams(contexts=(1, 2, WORD, 69), mixer_select=0b11, case_fold=0b1100, case_fold_gate=1,
+                **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
         "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
         "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer",
-        "round22_case_fold", "round22_case_fold_all"])
+        "round22_case_fold", "round22_case_fold_all", "round23_paragraphs"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -212,6 +216,64 @@ def wrap_input(sample_text: bytes, history: int) -> bytes:
     period = bytes(rng.randrange(256) for _ in range(history))
     text = sample_text[:1500]
     return text + text[200:900] + period + period + text[:600] + period[:300] + text[100:700]
+
+
+# A play's layout: speeches in paragraphs, each headed by its speaker, verse lines after a tab
+PLAY = b"".join(
+    speaker + b"\t" + line + b"\n\tAnd so " + line.lower() + b"\n\n"
+    for speaker, line in [(b"OLIVER", b"Call him in."), (b"CHARLES", b"Good morrow to you."),
+                          (b"OLIVER", b"What news?"), (b"CHARLES", b"No news at the court."),
+                          (b"\t[Enter DENNIS]", b""), (b"OLIVER", b"Where will he live?"),
+                          (b"CHARLES", b"In the forest.")] * 2)
+
+
+def test_twin_matches_kernels_on_paragraphs():
+    """Round 23: blank lines, paragraph heads (a stage direction's first word among them) and
+    tab-indented capitals, with every component that reads them."""
+    params = dataclasses.replace(params_for_level(9), **SMALL, rnnme_me_bits=16,
+                                 direct_order2_bits=16, case_fold_gate=1)
+    params = dataclasses.replace(params, contexts=params.contexts + (69,))
+    run_side_by_side(params, PLAY + VARIED[:300])
+
+
+def test_paragraph_heads_price_the_next_speaker():
+    """Round 23: in a dialogue, who speaks next follows who spoke in the last two paragraphs.
+    Three speakers take turns in a fixed order with lines of their own: the bytes before a name
+    do not tell whose turn it is, the last two names do, and with PARAGRAPH_HEADS the names cost
+    less."""
+    from nncompress.analysis.costs import code_lengths
+
+    speakers = [b"ANNA", b"BORIS", b"CELIA"]
+    lines = [b"the river is cold", b"a stone fell", b"look at the cloud", b"sugar, then lemon",
+             b"where is the tiger", b"maple leaves", b"we saw it today"]
+    text = b"".join(speakers[k % 3] + b"\t" + lines[(5 * k) % 7] + b".\n\n" for k in range(60))
+    base = ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, **SMALL)
+    heads = dataclasses.replace(base, contexts=(1, 2, WORD, 69))
+    plain_costs, head_costs = code_lengths(text, params=base), code_lengths(text, params=heads)
+    starts = [k for k in range(2, len(text)) if text[k - 2:k] == b"\n\n"]
+    assert len(starts) == 59
+    # about log2(3) bits a name without the context, once it has learned the three
+    assert sum(head_costs[k] for k in starts) < sum(plain_costs[k] for k in starts) - 12
+
+
+def test_case_fold_gate_folds_a_capital_after_a_line_break_or_tab():
+    """Round 23: with case_fold_gate, a capital at a verse line's start (after a tab or a line
+    break, mid-sentence) reads the lower-case histories; without it, only a sentence's first word
+    does; a capital after a space mid-sentence is left alone either way."""
+    from nncompress.analysis.costs import code_lengths
+
+    words = [b"apple", b"river", b"stone", b"cloud", b"maple", b"sugar", b"tiger", b"lemon"]
+    # the word context reads the previous byte at a word's first letter: a tab is followed by the
+    # lower-case word in one line and by its capital at the next line's start
+    verse = b"".join(b"we saw the\t" + w + b",\n\t" + w[:1].upper() + w[1:] + b" was there,\n"
+                     for w in words * 3)
+    folded = ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, case_fold=0b100, **SMALL)
+    gated = dataclasses.replace(folded, case_fold_gate=1)
+    capitals = [k for k in range(1, len(verse)) if 65 <= verse[k] <= 90]
+    folded_costs, gated_costs = code_lengths(verse, params=folded), code_lengths(verse, params=gated)
+    assert sum(gated_costs[k] for k in capitals) < sum(folded_costs[k] for k in capitals)
+    names = b"we saw " + b" and ".join(w[:1].upper() + w[1:] + b" with the " + w for w in words * 3)
+    np.testing.assert_array_equal(code_lengths(names, params=folded), code_lengths(names, params=gated))
 
 
 def test_twin_matches_kernels_across_history_wrap(sample_text):

@@ -18,6 +18,7 @@ from .state import R_LETTERS, R_SEPARATOR, R_WORD3  # strength round 5 (issue 12
 from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issue 12)
 from .state import R_PUNCT  # strength round 17 (issue 12)
 from .state import R_MATCH_EXPECT  # round 19 (issue 12)
+from .state import R_PARAGRAPH, R_PARAGRAPH_HEAD1, R_PARAGRAPH_HEAD2  # round 23
 from .state import C_FOLLOW_WORDS, R_FOLLOW_WORD  # round 20 (issue 12)
 from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
@@ -191,6 +192,11 @@ def byte_context_hashes(st):
             h = hash2(hash2(kind, reg[R_FOLLOW_WORD]), word_or_c1)
         elif kind == Context.WORD_PREDICTED:  # round 18
             h = hash2(hash2(kind, reg[R_FOLLOW_BYTE]), word_or_c1)
+        elif kind == Context.PARAGRAPH_HEADS:  # round 23
+            if reg[R_PARAGRAPH] & 1:
+                h = hash2(hash2(hash2(kind, reg[R_PARAGRAPH_HEAD2]), reg[R_PARAGRAPH_HEAD1]), word_or_c1)
+            else:
+                h = hash2(hash2(kind + 1, reg[R_PARAGRAPH_HEAD1]), word_or_c1)
         else:  # Context.MATCH_PREDICTED (round 19); inside a UTF-8 character, the last two bytes
             h = hash2(hash2(kind, reg[R_MATCH_EXPECT]),
                       word_or_c1 if (c4 & 0xFF) < 128 else (c4 & 0xFFFF) | 0x10000)
@@ -354,6 +360,10 @@ def append_byte(st, byte):
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
         reg[R_WORD_CAP] = 0
         reg[R_PUNCT] = (reg[R_PUNCT] & ~15) | min((reg[R_PUNCT] & 15) + 1, 15)  # round 17
+        if reg[R_PARAGRAPH] & 1:  # round 23: a paragraph's first word is complete
+            reg[R_PARAGRAPH_HEAD2] = reg[R_PARAGRAPH_HEAD1]
+            reg[R_PARAGRAPH_HEAD1] = reg[R_WORD1]
+            reg[R_PARAGRAPH] &= ~1
     else:
         reg[R_SEPARATOR] = ((reg[R_SEPARATOR] << 8) | byte) & 0xFFFFFF
     text_structure(reg, byte)
@@ -363,6 +373,10 @@ def append_byte(st, byte):
     if (reg[R_CLASSES] & 7) != cls or pos == 1:
         reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF
     reg[R_CLASSES] = ((reg[R_CLASSES] << 3) | cls) & 0xFFFFFF
+    if byte == 10:  # round 23: a blank line starts a paragraph
+        reg[R_PARAGRAPH] = (reg[R_PARAGRAPH] | 1) if (reg[R_PARAGRAPH] & 2) == 0 else reg[R_PARAGRAPH] & ~2
+    elif byte != 32 and byte != 9 and byte != 13:
+        reg[R_PARAGRAPH] |= 2
     if byte == 10:
         reg[R_PREV_LINE_START] = reg[R_LINE_START]
         reg[R_LINE_START] = pos

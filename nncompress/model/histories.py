@@ -10,10 +10,12 @@ mixer its per-context inputs.
 from __future__ import annotations
 
 from .contexts import hash2
+from .kinds import CharClass
 from .jit import kernel
 from .prefetch import prefetch
 from .state import C_CTX_INPUTS, C_NCTX, C_SM_LIMIT, R_HI, R_NIBBLE
 from .state import C_CASE_FOLD, R_C4, R_SENTENCE_WORDS  # round 22 (issue 12)
+from .state import C_CASE_FOLD_GATE, R_CLASSES  # round 23
 from .tree import path_node
 
 ORDER0_LIMIT = 255  # count limit of the order-0 map
@@ -76,6 +78,10 @@ def claim_slot(table, h, priority):
     return best
 
 
+_CONTROL, _LOWER, _UPPER, _DIGIT = (CharClass.CONTROL.value, CharClass.LOWER.value,
+                                    CharClass.UPPER.value, CharClass.DIGIT.value)
+
+
 @kernel(inline=True)
 def case_fold_now(cfg, reg):
     """Round 22: the contexts that fold case for the byte about to be coded (ModelParams.case_fold)
@@ -85,6 +91,15 @@ def case_fold_now(cfg, reg):
     last = reg[R_C4] & 0xFF
     if reg[R_SENTENCE_WORDS] == 0 or (last >= 65 and last <= 90):
         return cfg[C_CASE_FOLD]
+    if cfg[C_CASE_FOLD_GATE] & 1:
+        # round 23: no letter or digit since the last line break or tab (of the last eight bytes)
+        classes = reg[R_CLASSES]
+        for k in range(8):
+            cls = (classes >> (3 * k)) & 7
+            if cls == _CONTROL:
+                return cfg[C_CASE_FOLD]
+            if cls == _LOWER or cls == _UPPER or cls == _DIGIT:
+                return 0
     return 0
 
 

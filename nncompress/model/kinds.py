@@ -74,6 +74,10 @@ class Context(IntEnum):
     # partial word, or the previous byte between words, or after a byte >= 128 (inside a UTF-8
     # character) the last two bytes
     MATCH_PREDICTED = 68
+    # round 23: the first words of the last two paragraphs (after a blank line) + the current
+    # partial word, in a paragraph's first word (a play's speaker follows the speakers before);
+    # elsewhere the current paragraph's first word + the current partial word
+    PARAGRAPH_HEADS = 69
 
 
 MAX_ORDER = 16

@@ -140,6 +140,11 @@ class ModelParams:
     # "t" after the same context, while the case bit itself stays apart.  0, what older headers
     # mean: none
     case_fold: int = extension(0)
+    # ---- round 23 (issue 12): where else case is layout, not the word ----
+    # bits widening where case_fold applies (histories.case_fold_now): 1 = also in the first word
+    # after a line break or a tab (verse lines, a play's speeches after the speaker's name).
+    # 0, what older headers mean: only a sentence's first word and inside all-capitals words
+    case_fold_gate: int = extension(0)
 
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
@@ -235,6 +240,7 @@ class ModelParams:
              "rnnme direct-connection rates must be in 0..10000 (thousandths)"),
             (0 <= self.rnnme_match_feature <= 3, "rnnme_match_feature must be in 0..3"),
             (0 <= self.case_fold < 1 << len(self.contexts), "case_fold: a mask over the contexts"),
+            (0 <= self.case_fold_gate <= 1, "case_fold_gate must be 0 or 1"),
             (0 <= self.rnnme_context_features < 1 << len(self.contexts)
              and not (self.rnnme_pure and self.rnnme_context_features),
              "rnnme_context_features: a mask over the contexts (not with rnnme_pure)"),

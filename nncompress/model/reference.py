@@ -179,6 +179,11 @@ class ByteHistory:
         self.pair_starts = {}
         self.triple_starts = {}
         self.pair_followers = {}
+        # round 23: paragraphs (a blank line starts one) and the first words of the last two
+        self.paragraph_start = 0  # after a blank line, until the next line's first word is complete
+        self.line_has_text = 0  # the current line has a byte other than space, tab or CR
+        self.paragraph_head1 = 0  # the first word of the current (or last) paragraph
+        self.paragraph_head2 = 0  # and of the one before it
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -275,6 +280,9 @@ class ByteHistory:
             self.caps = ((self.caps << 1) | self.word_cap) & 15
             self.word_cap = 0
             self.punct = (self.punct & ~15) | min((self.punct & 15) + 1, 15)
+            if self.paragraph_start:  # round 23
+                self.paragraph_head2, self.paragraph_head1 = self.paragraph_head1, self.word1
+                self.paragraph_start = 0
         else:
             self.separator = ((self.separator << 8) | byte) & 0xFFFFFF
         if byte in b".!?":
@@ -297,6 +305,12 @@ class ByteHistory:
         if (self.classes & 7) != cls or self.pos == 1:
             self.class_runs = ((self.class_runs << 3) | cls) & 0x3FFFFFFF
         self.classes = ((self.classes << 3) | cls) & 0xFFFFFF
+        if byte == 10:  # round 23: the line that ends was blank, so a paragraph starts
+            if not self.line_has_text:
+                self.paragraph_start = 1
+            self.line_has_text = 0
+        elif byte not in b" \t\r":
+            self.line_has_text = 1
         if byte == 10:
             self.prev_line_start, self.line_start, self.column = self.line_start, self.pos, 0
         else:
@@ -405,6 +419,11 @@ def context_hash(kind: int, h: ByteHistory, match_expects: int = 0) -> int:
     if kind == Context.MATCH_PREDICTED:  # round 19
         return hash32(hash32(kind, match_expects),
                       (h.word if h.word != 0 else c1) if c1 < 128 else (h.last4 & 0xFFFF) | 0x10000)
+    if kind == Context.PARAGRAPH_HEADS:  # round 23
+        word = h.word if h.word != 0 else c1
+        if h.paragraph_start:
+            return hash32(hash32(hash32(kind, h.paragraph_head2), h.paragraph_head1), word)
+        return hash32(hash32(kind + 1, h.paragraph_head1), word)
     raise ValueError(f"unknown context kind {kind}")
 
 
@@ -1050,6 +1069,15 @@ class ReferencePredictor:
         last = self.history.last4 & 0xFF
         if self.history.sentence_words == 0 or 65 <= last <= 90:
             return self.params.case_fold
+        if self.params.case_fold_gate & 1:
+            # round 23: nor any letter or digit since the last control byte (line break, tab) of
+            # the last eight bytes
+            for k in range(min(8, self.history.pos)):
+                cls = byte_class(self.history.byte_back(k + 1))
+                if cls == CharClass.CONTROL:
+                    return self.params.case_fold
+                if cls in (CharClass.LOWER, CharClass.UPPER, CharClass.DIGIT):
+                    return 0
         return 0
 
     def _folded_node(self, i: int, j: int) -> int:

@@ -65,7 +65,8 @@ C_FOLLOW_WORDS = C_RUN_INPUTS + 7  # round 20: ModelParams.follow_words, the bit
 # round 21: final probabilities have 12 + cfg[C_FINE_SHIFT] bits (ModelParams.probability_bits: 0 or 4)
 C_FINE_SHIFT = C_RUN_INPUTS + 8
 C_CASE_FOLD = C_RUN_INPUTS + 9  # round 22: ModelParams.case_fold, a mask over the contexts
-CONFIG_SIZE = C_RUN_INPUTS + 10
+C_CASE_FOLD_GATE = C_RUN_INPUTS + 10  # round 23: ModelParams.case_fold_gate
+CONFIG_SIZE = C_RUN_INPUTS + 11
 
 # ---- the register array (int64): the model's scalar state -------------------------------------
 R_POS = 0  # bytes seen
@@ -113,7 +114,12 @@ R_MATCH_EXPECT = 34  # 1 + the expected byte | match_bucket(length) << 9; 0: no 
 # round 20 (issue 12): WORD_FOLLOWER's word, set when a word ends (by the last two words with
 # FollowWords.WORD_PAIR, else by the last word)
 R_FOLLOW_WORD = 35
-REGISTER_SIZE = 36
+# round 23: paragraphs, for PARAGRAPH_HEADS: bit 0 set from a blank line until the next line's
+# first word is complete, bit 1 set while the current line has a byte other than space, tab, CR
+R_PARAGRAPH = 36
+R_PARAGRAPH_HEAD1 = 37  # hash of the first word of the current (or last) paragraph
+R_PARAGRAPH_HEAD2 = 38  # the same for the paragraph before it
+REGISTER_SIZE = 39
 
 
 def reads_follower(p: ModelParams) -> bool:
@@ -238,6 +244,7 @@ def _config(d: Dims) -> np.ndarray:
     cfg[C_FOLLOW_WORDS] = follow_words(p)
     cfg[C_FINE_SHIFT] = p.probability_bits - 12
     cfg[C_CASE_FOLD] = p.case_fold
+    cfg[C_CASE_FOLD_GATE] = p.case_fold_gate
     return cfg
 
 
