@@ -361,6 +361,20 @@ _STRONG_R23 = ModelParams(**dict(
     case_fold_gate=1))
 
 
+# Round 24 (strength round 15, issue 12): round 22's leave-one-out found two of level 9's contexts
+# free, SENTENCE_WORD and WORD_ORDER1; in their places the first words of the last two lines in
+# a line's first word, else the line's first word, with the current word (LINE_HEADS,
+# word-keyed: folded too), and order 10.  Same count (38), same memory and speed.  Model only,
+# against preset 47: see bench/TUNING.md, round 24.
+_R24_SWAP = {C.SENTENCE_WORD: C.LINE_HEADS, C.WORD_ORDER1: C.ORDER10}
+_STRONG_R24_CONTEXTS = tuple(_R24_SWAP.get(k, k) for k in _STRONG_R23.contexts)
+_STRONG_R24 = ModelParams(**dict(
+    _STRONG_R23.__dict__, contexts=_STRONG_R24_CONTEXTS,
+    case_fold=context_mask(_STRONG_R24_CONTEXTS, WORD_KEYED | {C.PARAGRAPH_HEADS, C.LINE_HEADS}),
+    rnnme_context_features=context_mask(_STRONG_R24_CONTEXTS, {
+        k for i, k in enumerate(_STRONG_R23.contexts) if _STRONG_R23.rnnme_context_features >> i & 1})))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -424,6 +438,8 @@ PRESETS = {
     46: Preset(9, _STRONG_R22),
     # round 23 (issue 12): the paragraphs' first words; case folded after a line break or tab
     47: Preset(9, _STRONG_R23),
+    # round 24 (issue 12): line heads and order 10 in place of two free contexts
+    48: Preset(9, _STRONG_R24),
 }
 
 # Each level is the newest preset registered for it.

@@ -187,13 +187,16 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     # too (VARIED has tab-indented lines and capitals after line breaks)
     ModelParams(contexts=(1, 2, WORD, 69), mixer_select=0b11, case_fold=0b1100, case_fold_gate=1,
                 **SMALL),
+    # round 24: the lines' first words (VARIED has lines with and without words), folded
+    ModelParams(contexts=(1, 2, WORD, 72), mixer_select=0b11, case_fold=0b1000, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
         "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
         "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
         "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer",
-        "round22_case_fold", "round22_case_fold_all", "round23_paragraphs"])
+        "round22_case_fold", "round22_case_fold_all", "round23_paragraphs",
+        "round24_line_heads"])
 def test_twin_matches_kernels_unusual_configurations(params):
     seen = run_side_by_side(params, VARIED)
     # 22-bit probabilities: never above certainty; the floor clamp at 0 is reached only at the
@@ -228,11 +231,11 @@ PLAY = b"".join(
 
 
 def test_twin_matches_kernels_on_paragraphs():
-    """Round 23: blank lines, paragraph heads (a stage direction's first word among them) and
-    tab-indented capitals, with every component that reads them."""
+    """Rounds 23 and 24: blank lines, paragraph and line heads (a stage direction's first word
+    among them) and tab-indented capitals, with every component of level 9 that reads them."""
     params = dataclasses.replace(params_for_level(9), **SMALL, rnnme_me_bits=16,
-                                 direct_order2_bits=16, case_fold_gate=1)
-    params = dataclasses.replace(params, contexts=params.contexts + (69,))
+                                 direct_order2_bits=16)
+    assert {69, 72} <= set(params.contexts) and params.case_fold_gate
     run_side_by_side(params, PLAY + VARIED[:300])
 
 
@@ -253,6 +256,24 @@ def test_paragraph_heads_price_the_next_speaker():
     starts = [k for k in range(2, len(text)) if text[k - 2:k] == b"\n\n"]
     assert len(starts) == 59
     # about log2(3) bits a name without the context, once it has learned the three
+    assert sum(head_costs[k] for k in starts) < sum(plain_costs[k] for k in starts) - 12
+
+
+def test_line_heads_price_the_next_line_start():
+    """Round 24: header lines that follow each other in a fixed order, each with a value of its
+    own: the line break does not tell which header comes next, the last two lines' first words
+    do, and with LINE_HEADS the headers' first bytes cost less."""
+    from nncompress.analysis.costs import code_lengths
+
+    fields = [b"From", b"Subject", b"Date"]
+    values = [b"the river", b"a stone fell", b"look at the cloud", b"sugar and lemon", b"tiger",
+              b"maple leaves", b"we saw it"]
+    text = b"".join(fields[k % 3] + b": " + values[(5 * k) % 7] + b"\n" for k in range(90))
+    base = ModelParams(contexts=(1, 2, WORD), mixer_select=0b11, **SMALL)
+    heads = dataclasses.replace(base, contexts=(1, 2, WORD, 72))
+    plain_costs, head_costs = code_lengths(text, params=base), code_lengths(text, params=heads)
+    starts = [k for k in range(1, len(text)) if text[k - 1] == 10]
+    assert len(starts) == 89
     assert sum(head_costs[k] for k in starts) < sum(plain_costs[k] for k in starts) - 12
 
 

@@ -19,6 +19,7 @@ from .state import C_WORD_STEMS, R_STEM1, R_WORD_START  # strength round 7 (issu
 from .state import R_PUNCT  # strength round 17 (issue 12)
 from .state import R_MATCH_EXPECT  # round 19 (issue 12)
 from .state import R_PARAGRAPH, R_PARAGRAPH_HEAD1, R_PARAGRAPH_HEAD2  # round 23
+from .state import R_LINE_HEAD, R_LINE_HEAD1, R_LINE_HEAD2  # round 24
 from .state import C_FOLLOW_WORDS, R_FOLLOW_WORD  # round 20 (issue 12)
 from .state import C_FOLLOW, R_FOLLOW_AGREE, R_FOLLOW_BYTE, R_FOLLOW_START  # round 18 (issue 12)
 
@@ -197,6 +198,11 @@ def byte_context_hashes(st):
                 h = hash2(hash2(hash2(kind, reg[R_PARAGRAPH_HEAD2]), reg[R_PARAGRAPH_HEAD1]), word_or_c1)
             else:
                 h = hash2(hash2(kind + 1, reg[R_PARAGRAPH_HEAD1]), word_or_c1)
+        elif kind == Context.LINE_HEADS:  # round 24
+            if reg[R_LINE_HEAD]:
+                h = hash2(hash2(hash2(kind, reg[R_LINE_HEAD2]), reg[R_LINE_HEAD1]), word_or_c1)
+            else:
+                h = hash2(hash2(kind + 1, reg[R_LINE_HEAD1]), word_or_c1)
         else:  # Context.MATCH_PREDICTED (round 19); inside a UTF-8 character, the last two bytes
             h = hash2(hash2(kind, reg[R_MATCH_EXPECT]),
                       word_or_c1 if (c4 & 0xFF) < 128 else (c4 & 0xFFFF) | 0x10000)
@@ -356,6 +362,10 @@ def append_byte(st, byte):
             reg[R_FOLLOW_START] = follower
             reg[R_FOLLOW_AGREE] = 0
         # strength (issue 12): sentence position and capitalisation
+        if reg[R_LINE_HEAD]:  # round 24: a line's first word is complete
+            reg[R_LINE_HEAD2] = reg[R_LINE_HEAD1]
+            reg[R_LINE_HEAD1] = reg[R_WORD1]
+            reg[R_LINE_HEAD] = 0
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
         reg[R_WORD_CAP] = 0
@@ -378,6 +388,7 @@ def append_byte(st, byte):
     elif byte != 32 and byte != 9 and byte != 13:
         reg[R_PARAGRAPH] |= 2
     if byte == 10:
+        reg[R_LINE_HEAD] = 1  # round 24
         reg[R_PREV_LINE_START] = reg[R_LINE_START]
         reg[R_LINE_START] = pos
         reg[R_COLUMN] = 0

@@ -78,6 +78,10 @@ class Context(IntEnum):
     # partial word, in a paragraph's first word (a play's speaker follows the speakers before);
     # elsewhere the current paragraph's first word + the current partial word
     PARAGRAPH_HEADS = 69
+    # round 24: in a line's first word, the first words of the last two lines that had a word +
+    # the current partial word (news headers, troff requests, verse); elsewhere the line's first
+    # word + the current partial word.  (70 and 71 were screened: bench/TUNING.md, round 24)
+    LINE_HEADS = 72
 
 
 MAX_ORDER = 16

@@ -184,6 +184,10 @@ class ByteHistory:
         self.line_has_text = 0  # the current line has a byte other than space, tab or CR
         self.paragraph_head1 = 0  # the first word of the current (or last) paragraph
         self.paragraph_head2 = 0  # and of the one before it
+        # round 24: the first words of the last lines
+        self.line_head = 0  # from a line break until the line's first word is complete
+        self.line_head1 = 0  # the first word of the current (or last) line with a word
+        self.line_head2 = 0  # and of the line with a word before it
 
     def at(self, position: int) -> int:
         return self.buffer[position & self.mask]
@@ -283,6 +287,9 @@ class ByteHistory:
             if self.paragraph_start:  # round 23
                 self.paragraph_head2, self.paragraph_head1 = self.paragraph_head1, self.word1
                 self.paragraph_start = 0
+            if self.line_head:  # round 24
+                self.line_head2, self.line_head1 = self.line_head1, self.word1
+                self.line_head = 0
         else:
             self.separator = ((self.separator << 8) | byte) & 0xFFFFFF
         if byte in b".!?":
@@ -312,6 +319,7 @@ class ByteHistory:
         elif byte not in b" \t\r":
             self.line_has_text = 1
         if byte == 10:
+            self.line_head = 1  # round 24
             self.prev_line_start, self.line_start, self.column = self.line_start, self.pos, 0
         else:
             self.column += 1
@@ -424,6 +432,11 @@ def context_hash(kind: int, h: ByteHistory, match_expects: int = 0) -> int:
         if h.paragraph_start:
             return hash32(hash32(hash32(kind, h.paragraph_head2), h.paragraph_head1), word)
         return hash32(hash32(kind + 1, h.paragraph_head1), word)
+    if kind == Context.LINE_HEADS:  # round 24
+        word = h.word if h.word != 0 else c1
+        if h.line_head:
+            return hash32(hash32(hash32(kind, h.line_head2), h.line_head1), word)
+        return hash32(hash32(kind + 1, h.line_head1), word)
     raise ValueError(f"unknown context kind {kind}")
 
 

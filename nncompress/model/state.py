@@ -119,7 +119,11 @@ R_FOLLOW_WORD = 35
 R_PARAGRAPH = 36
 R_PARAGRAPH_HEAD1 = 37  # hash of the first word of the current (or last) paragraph
 R_PARAGRAPH_HEAD2 = 38  # the same for the paragraph before it
-REGISTER_SIZE = 39
+# round 24: lines, for LINE_HEADS
+R_LINE_HEAD = 39  # 1 from a line break until the line's first word is complete
+R_LINE_HEAD1 = 40  # hash of the first word of the current (or last) line that had a word
+R_LINE_HEAD2 = 41  # the same for the line with a word before it
+REGISTER_SIZE = 42
 
 
 def reads_follower(p: ModelParams) -> bool:
