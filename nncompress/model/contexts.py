@@ -95,6 +95,15 @@ def predicted_byte(reg, hist, hmask, pos):
     return (hist[q & hmask] + 1) | (min(agree, 15) << 9)
 
 
+@kernel(inline=True)
+def heads_hash(kind, in_first_word, head2, head1, word_or_c1):
+    """PARAGRAPH_HEADS and LINE_HEADS (rounds 23, 24): in a paragraph's (line's) first word, the
+    first words of the last two with the current word; elsewhere its own first word with it."""
+    if in_first_word:
+        return hash2(hash2(hash2(kind, head2), head1), word_or_c1)
+    return hash2(hash2(kind + 1, head1), word_or_c1)
+
+
 @kernel
 def byte_context_hashes(st):
     """Hash of each context for the byte about to be coded, into st.ctx_hash."""
@@ -194,15 +203,10 @@ def byte_context_hashes(st):
         elif kind == Context.WORD_PREDICTED:  # round 18
             h = hash2(hash2(kind, reg[R_FOLLOW_BYTE]), word_or_c1)
         elif kind == Context.PARAGRAPH_HEADS:  # round 23
-            if reg[R_PARAGRAPH] & 1:
-                h = hash2(hash2(hash2(kind, reg[R_PARAGRAPH_HEAD2]), reg[R_PARAGRAPH_HEAD1]), word_or_c1)
-            else:
-                h = hash2(hash2(kind + 1, reg[R_PARAGRAPH_HEAD1]), word_or_c1)
+            h = heads_hash(kind, reg[R_PARAGRAPH] & 1, reg[R_PARAGRAPH_HEAD2], reg[R_PARAGRAPH_HEAD1],
+                           word_or_c1)
         elif kind == Context.LINE_HEADS:  # round 24
-            if reg[R_LINE_HEAD]:
-                h = hash2(hash2(hash2(kind, reg[R_LINE_HEAD2]), reg[R_LINE_HEAD1]), word_or_c1)
-            else:
-                h = hash2(hash2(kind + 1, reg[R_LINE_HEAD1]), word_or_c1)
+            h = heads_hash(kind, reg[R_LINE_HEAD], reg[R_LINE_HEAD2], reg[R_LINE_HEAD1], word_or_c1)
         else:  # Context.MATCH_PREDICTED (round 19); inside a UTF-8 character, the last two bytes
             h = hash2(hash2(kind, reg[R_MATCH_EXPECT]),
                       word_or_c1 if (c4 & 0xFF) < 128 else (c4 & 0xFFFF) | 0x10000)
@@ -362,10 +366,6 @@ def append_byte(st, byte):
             reg[R_FOLLOW_START] = follower
             reg[R_FOLLOW_AGREE] = 0
         # strength (issue 12): sentence position and capitalisation
-        if reg[R_LINE_HEAD]:  # round 24: a line's first word is complete
-            reg[R_LINE_HEAD2] = reg[R_LINE_HEAD1]
-            reg[R_LINE_HEAD1] = reg[R_WORD1]
-            reg[R_LINE_HEAD] = 0
         reg[R_SENTENCE_WORDS] = min(reg[R_SENTENCE_WORDS] + 1, 15)
         reg[R_CAPS] = ((reg[R_CAPS] << 1) | reg[R_WORD_CAP]) & 15
         reg[R_WORD_CAP] = 0
@@ -374,6 +374,10 @@ def append_byte(st, byte):
             reg[R_PARAGRAPH_HEAD2] = reg[R_PARAGRAPH_HEAD1]
             reg[R_PARAGRAPH_HEAD1] = reg[R_WORD1]
             reg[R_PARAGRAPH] &= ~1
+        if reg[R_LINE_HEAD]:  # round 24: a line's first word is complete
+            reg[R_LINE_HEAD2] = reg[R_LINE_HEAD1]
+            reg[R_LINE_HEAD1] = reg[R_WORD1]
+            reg[R_LINE_HEAD] = 0
     else:
         reg[R_SEPARATOR] = ((reg[R_SEPARATOR] << 8) | byte) & 0xFFFFFF
     text_structure(reg, byte)
@@ -383,16 +387,16 @@ def append_byte(st, byte):
     if (reg[R_CLASSES] & 7) != cls or pos == 1:
         reg[R_CLASS_RUNS] = ((reg[R_CLASS_RUNS] << 3) | cls) & 0x3FFFFFFF
     reg[R_CLASSES] = ((reg[R_CLASSES] << 3) | cls) & 0xFFFFFF
-    if byte == 10:  # round 23: a blank line starts a paragraph
-        reg[R_PARAGRAPH] = (reg[R_PARAGRAPH] | 1) if (reg[R_PARAGRAPH] & 2) == 0 else reg[R_PARAGRAPH] & ~2
-    elif byte != 32 and byte != 9 and byte != 13:
-        reg[R_PARAGRAPH] |= 2
     if byte == 10:
+        # round 23: a line with nothing but spaces, tabs or CR (bit 1 clear) starts a paragraph
+        reg[R_PARAGRAPH] = (reg[R_PARAGRAPH] | 1) if (reg[R_PARAGRAPH] & 2) == 0 else reg[R_PARAGRAPH] & ~2
         reg[R_LINE_HEAD] = 1  # round 24
         reg[R_PREV_LINE_START] = reg[R_LINE_START]
         reg[R_LINE_START] = pos
         reg[R_COLUMN] = 0
     else:
+        if byte != 32 and byte != 9 and byte != 13:  # round 23: the line has text
+            reg[R_PARAGRAPH] |= 2
         reg[R_COLUMN] += 1
     # strength round 4 (issue 12): the byte above the next one, for Selector.COLUMN_ABOVE
     hmask = (1 << st.cfg[C_HIST_BITS]) - 1

@@ -427,16 +427,14 @@ def context_hash(kind: int, h: ByteHistory, match_expects: int = 0) -> int:
     if kind == Context.MATCH_PREDICTED:  # round 19
         return hash32(hash32(kind, match_expects),
                       (h.word if h.word != 0 else c1) if c1 < 128 else (h.last4 & 0xFFFF) | 0x10000)
-    if kind == Context.PARAGRAPH_HEADS:  # round 23
+    if kind in (Context.PARAGRAPH_HEADS, Context.LINE_HEADS):  # rounds 23, 24
+        at_start, head2, head1 = ((h.paragraph_start, h.paragraph_head2, h.paragraph_head1)
+                                  if kind == Context.PARAGRAPH_HEADS
+                                  else (h.line_head, h.line_head2, h.line_head1))
         word = h.word if h.word != 0 else c1
-        if h.paragraph_start:
-            return hash32(hash32(hash32(kind, h.paragraph_head2), h.paragraph_head1), word)
-        return hash32(hash32(kind + 1, h.paragraph_head1), word)
-    if kind == Context.LINE_HEADS:  # round 24
-        word = h.word if h.word != 0 else c1
-        if h.line_head:
-            return hash32(hash32(hash32(kind, h.line_head2), h.line_head1), word)
-        return hash32(hash32(kind + 1, h.line_head1), word)
+        if at_start:  # in the paragraph's (line's) first word: the first words of the last two
+            return hash32(hash32(hash32(kind, head2), head1), word)
+        return hash32(hash32(kind + 1, head1), word)
     raise ValueError(f"unknown context kind {kind}")
 
 
