@@ -312,16 +312,15 @@ class ByteHistory:
         if (self.classes & 7) != cls or self.pos == 1:
             self.class_runs = ((self.class_runs << 3) | cls) & 0x3FFFFFFF
         self.classes = ((self.classes << 3) | cls) & 0xFFFFFF
-        if byte == 10:  # round 23: the line that ends was blank, so a paragraph starts
-            if not self.line_has_text:
+        if byte == 10:
+            if not self.line_has_text:  # round 23: the line that ends was blank: a paragraph starts
                 self.paragraph_start = 1
             self.line_has_text = 0
-        elif byte not in b" \t\r":
-            self.line_has_text = 1
-        if byte == 10:
             self.line_head = 1  # round 24
             self.prev_line_start, self.line_start, self.column = self.line_start, self.pos, 0
         else:
+            if byte not in b" \t\r":  # round 23
+                self.line_has_text = 1
             self.column += 1
 
 
