@@ -375,6 +375,18 @@ _STRONG_R24 = ModelParams(**dict(
         k for i, k in enumerate(_STRONG_R23.contexts) if _STRONG_R23.rnnme_context_features >> i & 1})))
 
 
+# Round 25 (issues 11 and 12): the expert's network reads the previous word (an input row of its
+# own beside the current word's: rnnme_word_input_prev), with 2^16 word rows that start at zero,
+# 64 LSTM cells and a smaller first step; its direct connections also hash the previous word
+# with the current one (word feature 2); the SSE chain's share 6/16.  Model only, against preset
+# 48: see bench/TUNING.md, round 25.
+_STRONG_R25 = ModelParams(**dict(
+    _STRONG_R24.__dict__, rnnme_hidden=64, rnnme_word_input_bits=16, rnnme_word_input_prev=1,
+    rnnme_word_rows_zero=1, rnnme_lr_micro=3500,
+    rnnme_features=0b111111 | 2 << 8,  # orders 1-6, the current word and the word pair
+    apm_chain_weight=6))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -440,6 +452,8 @@ PRESETS = {
     47: Preset(9, _STRONG_R23),
     # round 24 (issue 12): line heads and order 10 in place of two free contexts
     48: Preset(9, _STRONG_R24),
+    # round 25 (issues 11, 12): the expert reads the previous word, 64 cells
+    49: Preset(9, _STRONG_R25),
 }
 
 # Each level is the newest preset registered for it.

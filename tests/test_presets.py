@@ -85,6 +85,8 @@ FROZEN = {
     47: "d0399f92a0dc8408",
     # round 24: level 9's line heads and order 10 in place of two free contexts
     48: "804f81628c7090e3",
+    # round 25: level 9's expert reads the previous word, 64 cells
+    49: "5f90ba00f1a1e956",
 }
 
 
@@ -152,9 +154,11 @@ def test_fit_to_input_only_lowers_size_fields(level):
     # round 16: 253 MiB; round 17: 35 contexts, 281 MiB of 1305; round 18: the FOLLOWER mixer's
     # 65,792 rows, 331 MiB of 1404; round 19: 37 contexts, 339 MiB of 1431; round 20: 1.5 MiB of
     # follower tables by word pairs and triples, not fitted, 340.1 MiB of 1432; round 23: 38
-    # contexts, 348 MiB of 1460).
+    # contexts, 348 MiB of 1460; round 25: the expert's 2^16 word rows and their optimiser
+    # moments, 192 MiB that are not fitted: they start at zero, so a small input's pages are
+    # touched only in the rows it uses, 539.5 MiB of 1651).
     fitted = model_memory(fit_to_input(params, 4096))
-    assert fitted <= 352 << 20 and fitted < model_memory(params)
+    assert fitted <= 540 << 20 and fitted < model_memory(params)
 
 
 def test_fit_to_input_keeps_a_component_that_is_off():

@@ -346,8 +346,12 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     dict(EXPERT, rnnme_inputs=2, rnn_hidden=3, mixer_zero_start=0b1100, direct_order1=1),
     # round 21: the expert's APM on 16-bit final probabilities
     dict(EXPERT, rnnme_apm_weight=5, mixer_select=0b100000011, probability_bits=16),
+    # round 25: the previous word's row as a network input too, with both cells
+    dict(EXPERT, rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_bits=6,
+         rnnme_word_input_prev=1),
+    dict(EXPERT, rnnme_word_input_bits=5, rnnme_word_input_prev=1),
 ], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates", "lstm-inputs",
-        "lstm-pure", "zero-start", "apm-fine"])
+        "lstm-pure", "zero-start", "apm-fine", "lstm-previous-word", "tanh-previous-word"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
     seen = run_side_by_side(params, VARIED)

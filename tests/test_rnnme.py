@@ -182,7 +182,7 @@ def test_bptt_updates_are_the_gradient_by_finite_differences(cell):
     u1, w = copy.deepcopy(twin.u1), copy.deepcopy(twin.w)
     twin.states = run(u1, w)[1]
     twin.errors = errors
-    twin.inputs = [(0, 0, 0)] + [(c, 0, 0) for c in inputs]
+    twin.inputs = [(0, 0, 0, 0)] + [(c, 0, 0, 0) for c in inputs]  # (c1, c2, word, previous word)
     twin.lr = rate = 1e-9
     twin._bptt()
     eps = 1e-6

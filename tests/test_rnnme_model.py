@@ -140,12 +140,13 @@ def test_expert4_fields_change_the_model_and_round_trip(sample_text):
         dataclasses.replace(rnnme_params(hidden=4, me_bits=12), rnnme_context_features=1).validate()
     with pytest.raises(ValueError):  # an expert setting without an expert
         dataclasses.replace(base, rnnme_me_min_milli=100).validate()
-    # room for 24 features: level 9's 6 byte orders, word and 2 match features leave 15 for its
-    # contexts; a 16th used to reach the kernel and fail there with numpy's broadcasting message
+    # room for 24 features: level 9's 6 byte orders, the word, the word pair (round 25) and 2
+    # match features leave 14 for its contexts; one more used to reach the kernel and fail there
+    # with numpy's broadcasting message
     top = params_for_level(9)
-    dataclasses.replace(top, rnnme_context_features=(1 << 15) - 1).validate()
+    dataclasses.replace(top, rnnme_context_features=(1 << 14) - 1).validate()
     with pytest.raises(ValueError, match="at most 24 direct-connection features"):
-        dataclasses.replace(top, rnnme_context_features=(1 << 16) - 1).validate()
+        dataclasses.replace(top, rnnme_context_features=(1 << 15) - 1).validate()
 
 
 def test_expert_fields_off_leave_the_header_unchanged():
@@ -184,6 +185,44 @@ def test_invalid_lstm_settings_are_rejected(field, bad):
         dataclasses.replace(top, **{field: bad}).validate()
     with pytest.raises(ValueError):  # an expert setting without an expert
         dataclasses.replace(params_for_level(1), **{field: good}).validate()
+
+
+@pytest.mark.parametrize("field, bad", [("rnnme_word_input_prev", 2), ("rnnme_word_rows_zero", 2)])
+def test_invalid_round25_settings_are_rejected(field, bad):
+    top = params_for_level(9)
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(top, **{field: bad}).validate()
+    with pytest.raises(ValueError):  # an expert setting without an expert
+        dataclasses.replace(params_for_level(1), **{field: 1}).validate()
+    # the previous word's row lives in the word-input table: none, no previous word
+    with pytest.raises(ValueError, match="rnnme_word_input_prev"):
+        dataclasses.replace(top, rnnme_word_input_bits=0).validate()
+
+
+def test_round25_word_inputs_change_the_model_and_round_trip(sample_text):
+    """Round 25: the previous word's input row and word rows that start at zero are header
+    fields that change the predictions and round-trip; the rows really start at zero."""
+    from nncompress.model import rnnme_config
+    from nncompress.model.params import fit_to_input
+
+    base = dataclasses.replace(params_for_level(3), table_bits=16, history_bits=16, match_bits=12)
+    expert = dataclasses.replace(base, **dict(rnnme_fields(hidden=4, me_bits=14, cell=1),
+                                              rnnme_word_input_bits=8), rnnme_inputs=1)
+    data = sample_text[:8000]
+    plain = nncompress.compress(data, params=expert)
+    archives = {plain}
+    for changes in (dict(rnnme_word_input_prev=1), dict(rnnme_word_rows_zero=1),
+                    dict(rnnme_word_input_prev=1, rnnme_word_rows_zero=1)):
+        params = dataclasses.replace(expert, **changes)
+        archive = nncompress.compress(data, params=params)
+        assert nncompress.decompress(archive) == data
+        assert stream_params(archive) == fit_to_input(params, len(data))
+        archives.add(archive)
+    assert len(archives) == 4  # each setting changed the bytes
+    rows = rnnme_config.initial_arrays(rnnme_config.from_model(
+        dataclasses.replace(expert, rnnme_word_rows_zero=1)))["uw"]
+    assert rows.shape[0] == 256 and not rows.any()
+    assert rnnme_config.initial_arrays(rnnme_config.from_model(expert))["uw"].any()
 
 
 def test_rnnme_selector_needs_the_expert():

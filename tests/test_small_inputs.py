@@ -151,5 +151,9 @@ def test_4kb_file_peaks_under_200_mib_at_every_model(tmp_path, sample_text):
             # round 16: 127 MiB; round 17's four contexts, 16 more inputs in every mixer row the
             # input touches: 130 MiB, bound raised from 128 to 136; round 18's SSE stage on order 3,
             # rows sized to the input, the follower context and mixer: 140 MiB, bound 144; round
-            # 19's match context: 138-141 MiB)
-            assert measured < (144 << 20 if level == 9 else 110 << 20), (level, mode)
+            # 19's match context: 138-141 MiB; round 25's expert reads the previous word from
+            # 2^16 word rows that are not fitted to a small input (a fitted size would cost every
+            # small level-9 archive 3 header bytes): the ~2,000 rows a 4 KB input uses touch a
+            # 4 KiB page each in the rows and in their two optimiser moments, 159 MiB measured
+            # against preset 48's 143 (156 in this test), bound 144 -> 168)
+            assert measured < (168 << 20 if level == 9 else 110 << 20), (level, mode)

@@ -146,6 +146,18 @@ class ModelParams:
     # 0, what older headers mean: only a sentence's first word and inside all-capitals words
     case_fold_gate: int = extension(0)
 
+    # ---- round 25 (issues 11, 12): the expert's network reads the previous word ----
+    # 1: the previous word's row of the expert's word-input table (rnnme_word_input_bits) is a
+    # network input beside the current word's, so that the LSTM sees the word just completed
+    # while the current one is still short or empty.  0, what older headers mean: the current
+    # word's row alone
+    rnnme_word_input_prev: int = extension(0)
+    # 1: the word-input rows start at 0 instead of small random values: a word (above all a
+    # previous word) seen once then adds nothing to the network's inputs until it has learned
+    # (Korean text, whose words rarely repeat, lost 0.004-0.006 bpc to their noise).  0, what
+    # older headers mean: random rows
+    rnnme_word_rows_zero: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -216,7 +228,8 @@ class ModelParams:
                         "rnnme_apm_weight", "rnnme_pure",
                         "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
                         "rnnme_match_feature", "rnnme_context_features", "rnnme_cell",
-                        "rnnme_adam", "rnnme_input2", "rnnme_word_input_bits")
+                        "rnnme_adam", "rnnme_input2", "rnnme_word_input_bits",
+                        "rnnme_word_input_prev", "rnnme_word_rows_zero")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -248,6 +261,10 @@ class ModelParams:
             (self.rnnme_adam in (0, 1), "rnnme_adam must be 0 (AdaMax) or 1 (Adam)"),
             (self.rnnme_input2 in (0, 1), "rnnme_input2 must be 0 or 1"),
             (0 <= self.rnnme_word_input_bits <= 24, "rnnme_word_input_bits must be in 0..24"),
+            (self.rnnme_word_input_prev in (0, 1) and not (self.rnnme_word_input_prev
+                                                           and not self.rnnme_word_input_bits),
+             "rnnme_word_input_prev must be 0 or 1 (and 0 without rnnme_word_input_bits)"),
+            (self.rnnme_word_rows_zero in (0, 1), "rnnme_word_rows_zero must be 0 or 1"),
             (len(rnnme_config.from_model(self).features) <= rnnme_config.MAX_FEATURES,
              f"the RNNME expert takes at most {rnnme_config.MAX_FEATURES} direct-connection "
              "features (byte orders, word, match and context features together)"),
@@ -344,6 +361,9 @@ SIZE_RULES = (
     # have no check bits, so unlike the tables above this can change predictions: on tiny inputs,
     # where the expert is worth little, a 4 KB input's table is 4 MiB instead of 16)
     SizeRule("rnnme_me_bits", 16, 7),
+    # (round 25's word-input rows, rnnme_word_input_bits, have no rule: 2^16 rows that start at
+    # zero cost a small input only the rows it uses, as their pages are touched only then, and an
+    # override would cost a small archive 5 header bytes)
 )
 
 

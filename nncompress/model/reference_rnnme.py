@@ -61,7 +61,7 @@ class TwinRNNME:
         # the block: states s[0..t], their hidden errors, and the inputs that produced them
         self.states = [[0.0] * self.width]
         self.errors = [[0.0] * self.h]
-        self.inputs = [(0, 0, 0)]
+        self.inputs = [(0, 0, 0, 0)]
         self.history = []  # bytes seen
         self.word = self.word1 = 0
         self.match_code = 0  # branch expert4: rnnme_config.R_MATCH, set by the predictor's twin
@@ -229,18 +229,20 @@ class TwinRNNME:
             sm = self.states[t - 1][m]
             for k in range(self.gates):
                 self.grad_w[m][k] = r(self.grad_w[m][k] + r(d[k] * sm))
-        c1, c2, wrow = self.inputs[t]
+        c1, c2, wrow, prow = self.inputs[t]
         mo = self.moments
         self._adam(self.lr, self.u1[c1], mo["u1"][0][c1], mo["u1"][1][c1], d)
         if self.p.input2:
             self._adam(self.lr, self.u2[c2], mo["u2"][0][c2], mo["u2"][1][c2], d)
         if self.word_mask:
             self._adam(self.lr, self.uw[wrow], mo["uw"][0][wrow], mo["uw"][1][wrow], d)
+        if self.p.word_prev:
+            self._adam(self.lr, self.uw[prow], mo["uw"][0][prow], mo["uw"][1][prow], d)
 
     def _sgd_inputs(self, t, d):
         """SGD: W and the input rows of step t step along d."""
         r = self.r
-        c1, c2, wrow = self.inputs[t]
+        c1, c2, wrow, prow = self.inputs[t]
         dl = [r(self.lr * dk) for dk in d]
         for m in range(self.h):
             sm = self.states[t - 1][m]
@@ -251,6 +253,8 @@ class TwinRNNME:
             rows.append(self.u2[c2])
         if self.word_mask:
             rows.append(self.uw[wrow])
+        if self.p.word_prev:
+            rows.append(self.uw[prow])
         for row in rows:
             for k in range(self.gates):
                 row[k] = r(row[k] + dl[k])
@@ -355,15 +359,18 @@ class TwinRNNME:
         c1 = byte
         c2 = self.history[-2] if len(self.history) > 1 else 0
         wrow = self.word & self.word_mask
+        prow = _mix32(rnnme.WORD_PREV_INPUT, self.word1) & self.word_mask  # round 25
         s = self.states[-1]
         a = list(self.u1[c1])
         if self.p.input2:
             a = [r(ak + u) for ak, u in zip(a, self.u2[c2])]
         if self.word_mask:
             a = [r(ak + u) for ak, u in zip(a, self.uw[wrow])]
+        if self.p.word_prev:
+            a = [r(ak + u) for ak, u in zip(a, self.uw[prow])]
         for m in range(self.h):
             for k in range(self.gates):
                 a[k] = r(a[k] + r(self.w[m][k] * s[m]))
         self.states.append(self._lstm_forward(a, s) if self.p.cell else [self._tanh(ak) for ak in a])
         self.errors.append([0.0] * self.h)
-        self.inputs.append((c1, c2, wrow))
+        self.inputs.append((c1, c2, wrow, prow))

@@ -21,9 +21,11 @@ K_LR_HALF = 6  # learning rate halves after this many bytes (then thirds, ...)
 K_ADAM = 7  # 1: Adam steps for the network's weights, 0: plain SGD
 K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
 K_CELL = 32  # round 7: 0 the tanh cell of Mikolov's RNNME, 1 an LSTM cell (rnnme_lstm)
+K_WORD_PREV = 33  # round 25: 1: the previous word's row of the word-input table is an input too
 CONFIG_SIZE = 40
 WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
 WORD_PAIR_FEATURE = 33  # previous word + current partial word
+WORD_PREV_INPUT = 36  # round 25: the salt of the previous word's input row (not a feature)
 # branch expert4: features from the predictor's match model (R_MATCH; 0 in the standalone expert)
 MATCH_FEATURE = 34  # the match model's expected byte and length bucket
 MATCH_ORDER1_FEATURE = 35  # its expected byte (or none) and the previous byte
@@ -85,6 +87,8 @@ class RNNMEParams:
     word_feature: int = 1  # 1: the current word (+ previous byte) is a feature; 2: + word pair
     input2: int = 0  # 1: the byte two back is a network input too
     word_input_bits: int = 0  # > 0: an embedding row per hashed current word (2^bits rows)
+    word_prev: int = 0  # round 25: 1: the previous word's row (same table) is an input too
+    word_rows_zero: int = 0  # round 25: 1: the word rows start at 0, not at small random values
     lr_micro: int = 2000  # initial step size x 1e-6 (network and output layer)
     lr_min_micro: int = 300  # floor of the decaying rate
     lr_half: int = 100000  # the rate is lr / (1 + pos / lr_half)
@@ -116,6 +120,9 @@ class RNNMEParams:
             (self.input2 in (0, 1), "input2 must be 0 or 1"),
             (self.cell in (0, 1), "cell must be 0 (tanh) or 1 (LSTM)"),
             (0 <= self.word_input_bits <= 24, "word_input_bits must be in 0..24"),
+            (self.word_prev in (0, 1) and not (self.word_prev and not self.word_input_bits),
+             "word_prev must be 0 or 1 (and 0 without word_input_bits)"),
+            (self.word_rows_zero in (0, 1), "word_rows_zero must be 0 or 1"),
             (self.float_bits in (32, 64), "float_bits must be 32 or 64"),
             (self.lr_half >= 1, "lr_half must be >= 1"),
             (self.adam in (0, 1, 2), "adam must be 0 (SGD), 1 (Adam) or 2 (AdaMax)"),
@@ -204,7 +211,8 @@ def from_model(p) -> RNNMEParams:
         me_min_milli=p.rnnme_me_min_milli or RNNMEParams.me_min_milli,
         match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features,
         cell=p.rnnme_cell, adam=1 if p.rnnme_adam else 2, input2=p.rnnme_input2,
-        word_input_bits=p.rnnme_word_input_bits)
+        word_input_bits=p.rnnme_word_input_bits, word_prev=p.rnnme_word_input_prev,
+        word_rows_zero=p.rnnme_word_rows_zero)
 
 
 _TABLES = {}
@@ -246,6 +254,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     cfg[K_ADAM] = p.adam
     cfg[K_FEATS : K_FEATS + len(feats)] = feats
     cfg[K_CELL] = p.cell
+    cfg[K_WORD_PREV] = p.word_prev
     fp = np.zeros(FP_SIZE, dtype=dtype)
     fp[F_ONE] = 1.0
     fp[F_CLIP] = p.clip_milli / 1000.0
@@ -280,7 +289,8 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
         u1=u1,
         u2=(deterministic_uniform((256 if p.input2 else 1) * gates, 12) * 0.5).astype(dtype)
         .reshape(-1, gates),
-        uw=(deterministic_uniform(nw * gates, 13) * 0.5).astype(dtype).reshape(nw, gates),
+        uw=(np.zeros((nw, gates), dtype=dtype) if p.word_rows_zero else
+            (deterministic_uniform(nw * gates, 13) * 0.5).astype(dtype).reshape(nw, gates)),
         w=(deterministic_uniform(h * gates, 14) * w_scale).astype(dtype).reshape(h, gates),
         vh=np.zeros((h, 16), dtype=dtype),
         bh=np.zeros(16, dtype=dtype),
@@ -291,7 +301,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
         me_rate=build_me_rate_table(p, dtype),
         hs=np.zeros((p.bptt + 2, state_width), dtype=dtype),
         hg=np.zeros((p.bptt + 2, h), dtype=dtype),
-        hx=np.zeros((p.bptt + 2, 3), dtype=np.int64),
+        hx=np.zeros((p.bptt + 2, 4), dtype=np.int64),  # a step's input rows: c1, c2, word, previous word
         act=_shared_table("tanh", build_tanh_table, dtype),
         expt=_shared_table("exp", build_exp_table, dtype),
         fh=np.zeros(MAX_FEATURES, dtype=np.int64),
@@ -307,5 +317,6 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     # Adam's moment estimates, one per weight (1-element placeholders under SGD); W's gradient
     # summed over a BPTT block
     for name, of in _MOMENT_OF.items():
-        a[name] = np.zeros_like(a[of]) if p.adam else np.zeros((1,) * a[of].ndim, dtype)
+        # (np.zeros, not zeros_like, which writes its zeros: these pages stay untouched until used)
+        a[name] = np.zeros(a[of].shape, dtype) if p.adam else np.zeros((1,) * a[of].ndim, dtype)
     return a

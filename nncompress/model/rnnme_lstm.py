@@ -5,7 +5,8 @@ do not already hold: bench/NEURAL.md's curves are flat in H.  An LSTM cell (as i
 cmix and paq8px -8L) can carry state across many bytes (an open quote, a markup span, the topic
 of a paragraph).  Same inputs, same output layer, same optimiser as the tanh cell:
 
-    a = U1[c1] + U2[c2] + Uw[word] + W^T h(t-1)        (4H pre-activations: gates i, f, o, g)
+    a = U1[c1] + U2[c2] + Uw[word] (+ Uw[previous word], round 25) + W^T h(t-1)
+                                                       (4H pre-activations: gates i, f, o, g)
     i, f, o = sigmoid(a_i), sigmoid(a_f), sigmoid(a_o);  g = tanh(a_g)
     c(t) = f * c(t-1) + i * g;   h(t) = o * tanh(c(t))
 

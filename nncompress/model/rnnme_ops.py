@@ -10,6 +10,8 @@ from .jit import kernel
 from .rnnme_config import F_1MB1, F_1MB2, F_ACT_LO, F_ACT_STEPS, F_B1, F_B2, F_EPS, F_EXP_LO
 from .rnnme_config import F_EXP_STEPS, F_ZERO, K_ADAM, K_H, K_INPUT2, K_WORD_MASK, R_C4, R_T
 from .rnnme_config import R_WORD
+from .rnnme_config import K_WORD_PREV, R_WORD1, WORD_PREV_INPUT  # round 25
+from .contexts import hash2
 
 
 @kernel(inline=True)
@@ -68,12 +70,13 @@ def adam_row(fp, lr, w, m, v, g, mode):
 
 @kernel(inline=True)
 def input_sum(cfg, reg, u1, u2, uw, hx, a):
-    """a = U1[c1] + U2[c2] + Uw[word] (a's width: the rows'), the inputs of the step from
-    reg[R_T]; records them in hx for BPTT."""
+    """a = U1[c1] + U2[c2] + Uw[word] (+ Uw[previous word], round 25) (a's width: the rows'),
+    the inputs of the step from reg[R_T]; records them in hx for BPTT."""
     t = reg[R_T]
     c1 = reg[R_C4] & 0xFF
     c2 = (reg[R_C4] >> 8) & 0xFF
     wrow = reg[R_WORD] & cfg[K_WORD_MASK]
+    prow = hash2(WORD_PREV_INPUT, reg[R_WORD1]) & cfg[K_WORD_MASK]
     for j in range(a.shape[0]):
         a[j] = u1[c1, j]
     if cfg[K_INPUT2]:
@@ -82,9 +85,13 @@ def input_sum(cfg, reg, u1, u2, uw, hx, a):
     if cfg[K_WORD_MASK]:
         for j in range(a.shape[0]):
             a[j] += uw[wrow, j]
+    if cfg[K_WORD_PREV]:
+        for j in range(a.shape[0]):
+            a[j] += uw[prow, j]
     hx[t + 1, 0] = c1
     hx[t + 1, 1] = c2
     hx[t + 1, 2] = wrow
+    hx[t + 1, 3] = prow
 
 
 @kernel(inline=True)
@@ -109,6 +116,9 @@ def step_weights(cfg, fp, lr, u1, u2, uw, w, opt, inputs, h_prev, d, dl):
         if cfg[K_WORD_MASK]:
             wr = inputs[2]
             adam_row(fp, lr, uw[wr], muw[wr], vuw[wr], d, adam)
+        if cfg[K_WORD_PREV]:
+            pr = inputs[3]
+            adam_row(fp, lr, uw[pr], muw[pr], vuw[pr], d, adam)
         return
     for j in range(width):
         dl[j] = lr * d[j]
@@ -125,6 +135,10 @@ def step_weights(cfg, fp, lr, u1, u2, uw, w, opt, inputs, h_prev, d, dl):
             row[j] += dl[j]
     if cfg[K_WORD_MASK]:
         row = uw[inputs[2]]
+        for j in range(width):
+            row[j] += dl[j]
+    if cfg[K_WORD_PREV]:
+        row = uw[inputs[3]]
         for j in range(width):
             row[j] += dl[j]
 

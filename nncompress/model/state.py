@@ -546,7 +546,7 @@ def allocate_packed(params: ModelParams, huge_pages: bool = True) -> tuple[tuple
         count = int(np.prod(shape))
         view = buffers[f.dtype][layout[k, 0] : layout[k, 0] + count].reshape(shape)
         value = _initial_value(f, d, shape)
-        if value is not None:
+        if value is not None and value.any():  # zeros already: writing them would touch the pages
             view[...] = value
         views[f.name] = view
     return tuple(buffers[dtype] for dtype in DTYPE_GROUPS) + (layout,), views
