@@ -154,8 +154,8 @@ class ModelParams:
     rnnme_word_input_prev: int = extension(0)
     # 1: the word-input rows start at 0 instead of small random values: a word (above all a
     # previous word) seen once then adds nothing to the network's inputs until it has learned
-    # (Korean text, whose words rarely repeat, lost 0.004-0.006 bpc to their noise).  0, what
-    # older headers mean: random rows
+    # (with preset 49's smaller step, 0.004 bpc on the Korean text, whose words rarely repeat:
+    # bench/TUNING.md, round 25).  0, what older headers mean: random rows
     rnnme_word_rows_zero: int = extension(0)
 
     def __post_init__(self):
@@ -363,7 +363,7 @@ SIZE_RULES = (
     SizeRule("rnnme_me_bits", 16, 7),
     # (round 25's word-input rows, rnnme_word_input_bits, have no rule: 2^16 rows that start at
     # zero cost a small input only the rows it uses, as their pages are touched only then, and an
-    # override would cost a small archive 5 header bytes)
+    # override would cost a small archive 3 header bytes)
 )
 
 

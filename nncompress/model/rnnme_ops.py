@@ -76,7 +76,7 @@ def input_sum(cfg, reg, u1, u2, uw, hx, a):
     c1 = reg[R_C4] & 0xFF
     c2 = (reg[R_C4] >> 8) & 0xFF
     wrow = reg[R_WORD] & cfg[K_WORD_MASK]
-    prow = hash2(WORD_PREV_INPUT, reg[R_WORD1]) & cfg[K_WORD_MASK]
+    prow = 0
     for j in range(a.shape[0]):
         a[j] = u1[c1, j]
     if cfg[K_INPUT2]:
@@ -86,6 +86,7 @@ def input_sum(cfg, reg, u1, u2, uw, hx, a):
         for j in range(a.shape[0]):
             a[j] += uw[wrow, j]
     if cfg[K_WORD_PREV]:
+        prow = hash2(WORD_PREV_INPUT, reg[R_WORD1]) & cfg[K_WORD_MASK]
         for j in range(a.shape[0]):
             a[j] += uw[prow, j]
     hx[t + 1, 0] = c1
