@@ -38,6 +38,13 @@ from numba.core import caching
 # received (over 300 calls per nibble step with ~100 fields), which made the model 1.7x slower.
 OPTIONS = dict(fastmath=False, parallel=False, error_model="python", _nrt=False)
 
+# Python's error model tests every divisor for zero, and that branch keeps LLVM from vectorising
+# a loop that divides (the expert's Adam step divides every weight's step by its moment).  Kernels
+# whose divisors are positive by construction may leave the test out: a nonzero division gives
+# the same IEEE-754 result under either model, so the bits do not change, only the speed
+# (bench/TUNING.md, round 26).
+UNCHECKED_DIVISION = dict(OPTIONS, error_model="numpy")
+
 
 def compiled_sources() -> list:
     """Every source file whose code a cached kernel may embed.  The reference twin is left out:
@@ -123,12 +130,16 @@ def _enable_cache(dispatcher) -> None:
                   f"({exc})", file=sys.stderr)
 
 
-def kernel(func=None, *, inline: bool = False, cache: bool = True):
+def kernel(func=None, *, inline: bool = False, cache: bool = True, checked_division: bool = True):
     """Compile `func` as a model kernel.  inline=True: inlined into its callers at numba's IR
-    level (small helpers on the hot path).  cache=False only for generated code, which has no
-    source file to key a cache by (its callers' cached code contains it)."""
+    level (small helpers on the hot path; they then compile under their callers' options).
+    cache=False only for generated code, which has no source file to key a cache by (its callers'
+    cached code contains it).  checked_division=False: UNCHECKED_DIVISION, for kernels whose every
+    divisor is positive by construction."""
     def decorate(f):
-        options = dict(OPTIONS, inline="always") if inline else OPTIONS
+        options = OPTIONS if checked_division else UNCHECKED_DIVISION
+        if inline:
+            options = dict(options, inline="always")
         dispatcher = numba.njit(**options)(f)
         if cache:
             _enable_cache(dispatcher)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .contexts import hash2 as mix32  # the model's own 32-bit hash of two values
 from .jit import kernel
 from .rnnme_ops import adam_row, table_exp, table_lookup, table_tanh  # noqa: F401
-from .rnnme_ops import end_block, input_sum, step_weights
+from .rnnme_ops import back_through_w, end_block, input_sum, step_weights
 from .rnnme_lstm import bptt_block_lstm, forward_lstm
 from .rnnme_config import (
     F_CLIP,
@@ -44,7 +44,7 @@ from .rnnme_config import (
 
 # ---- kernels ------------------------------------------------------------------------------------
 
-@kernel
+@kernel(checked_division=False)
 def softmax16(fp, expt, z, p):
     mx = z[0]
     for c in range(1, 16):
@@ -59,7 +59,7 @@ def softmax16(fp, expt, z, p):
         p[c] = p[c] / total
 
 
-@kernel
+@kernel(checked_division=False)
 def feature_hashes(cfg, reg, fh):
     """Hash of each direct-connection feature for the byte about to be coded."""
     c4 = reg[R_C4]
@@ -83,7 +83,7 @@ def feature_hashes(cfg, reg, fh):
         fh[f] = h
 
 
-@kernel
+@kernel(checked_division=False)
 def output_logits(cfg, s, vout, bout, me, fbase, z):
     """z[c] = b[c] + sum_k V[k, c] s[k] + sum_f me[fbase[f] + c]   (k ascending, then f ascending)."""
     nh = cfg[K_H]
@@ -99,7 +99,7 @@ def output_logits(cfg, s, vout, bout, me, fbase, z):
             z[c] += me[base + c]
 
 
-@kernel
+@kernel(checked_division=False)
 def predict_high(st, out):
     """The high nibble's 16 probabilities for the next byte (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
@@ -114,7 +114,7 @@ def predict_high(st, out):
         out[c] = ph[c]
 
 
-@kernel
+@kernel(checked_division=False)
 def predict_low(st, hi, out):
     """The low nibble's 16 probabilities given the high nibble hi (normalised) into out."""
     (cfg, reg, fp, u1, u2, uw, w, vh, bh, vl, bl, me, me_n, me_rate, hs, hg, hx, act, expt,
@@ -130,7 +130,7 @@ def predict_low(st, hi, out):
         out[c] = pl[c]
 
 
-@kernel
+@kernel(checked_division=False)
 def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, fbase, p, target,
                   lr_out, scr):
     """One softmax's cross-entropy step: error e = onehot(target) - p.  Adds V e to the hidden
@@ -188,7 +188,7 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
             me[base + c] += rate * e[c]
 
 
-@kernel
+@kernel(checked_division=False)
 def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
     """Back-propagate the stored hidden errors through the block (newest step first), updating
     W and the input rows; then start a new block from the last state.  SGD updates W at each
@@ -214,16 +214,12 @@ def bptt_block(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
                 dk = -clip
             d[k] = dk
         # the error for step t - 1 goes through W before this step's update
-        for m in range(nh):
-            acc = fp[F_ZERO]
-            for k in range(nh):
-                acc += w[m, k] * d[k]
-            dn[m] = acc
+        back_through_w(fp, w, d, dn, nh)
         step_weights(cfg, fp, lr, u1, u2, uw, w, opt, hx[t], hs[t - 1], d, dl)
     end_block(cfg, reg, fp, lr, w, opt, hs, hg)
 
 
-@kernel
+@kernel(checked_division=False)
 def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     """s(t+1) = tanh(U1[c1] + U2[c2] + Uw[word] + sum_m W[m, .] s(t)[m]) into the block buffer."""
     nh = cfg[K_H]
@@ -239,7 +235,7 @@ def forward(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     reg[R_T] = t + 1
 
 
-@kernel
+@kernel(checked_division=False)
 def learn_byte(st, byte):
     """Train on the byte just coded (after predict_high and predict_low(byte >> 4)), then advance
     the network and the features to the next byte."""
@@ -285,7 +281,7 @@ def learn_byte(st, byte):
     feature_hashes(cfg, reg, fh)
 
 
-@kernel
+@kernel(checked_division=False)
 def run_known(st, data, probs, dists):
     """Code `data` without a coder: probs[i] = P(data[i]); dists[i] (if dists has rows) = the
     high nibble's 16 probabilities followed by the low nibble's given the actual high nibble."""
@@ -305,7 +301,7 @@ def run_known(st, data, probs, dists):
         learn_byte(st, byte)
 
 
-@kernel
+@kernel(checked_division=False)
 def node_probabilities(p16, out, tree):
     """For a binary-node mixer: out[j] = P(bit 1 at heap node j) for the nodes 1..15 of a nibble
     tree (node j's children are 2j for bit 0 and 2j + 1 for bit 1; leaf 16 + v is nibble v),

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 from .jit import kernel
 from .rnnme_config import F_CLIP, F_HALF, F_LR, F_ONE, F_ZERO, K_H, R_T
-from .rnnme_ops import end_block, input_sum, step_weights, table_tanh
+from .rnnme_ops import back_through_w, end_block, input_sum, step_weights, table_tanh
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def table_sigmoid(fp, act, x):
     half = fp[F_HALF]
     return half + half * table_tanh(fp, act, half * x)
 
 
-@kernel
+@kernel(checked_division=False)
 def forward_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     """h(t+1), c(t+1) and the gates into the block buffer (layout in the module docstring)."""
     nh = cfg[K_H]
@@ -62,7 +62,7 @@ def forward_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hx, act, scr):
     reg[R_T] = t + 1
 
 
-@kernel
+@kernel(checked_division=False)
 def bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
     """Back-propagate the block's output errors (hg) through the LSTM, newest step first; weight
     updates as rnnme_kernels.bptt_block (rnnme_ops.step_weights, rnnme_ops.end_block).  The
@@ -102,10 +102,6 @@ def bptt_block_lstm(cfg, reg, fp, u1, u2, uw, w, hs, hg, hx, opt, scr):
             elif da[j] < -clip:
                 da[j] = -clip
         # the error for step t - 1 goes through W before this step's update
-        for m in range(nh):
-            acc = fp[F_ZERO]
-            for j in range(ng):
-                acc += w[m, j] * da[j]
-            dhn[m] = acc
+        back_through_w(fp, w, da, dhn, nh)
         step_weights(cfg, fp, lr, u1, u2, uw, w, opt, hx[t], prev, da, dl)
     end_block(cfg, reg, fp, lr, w, opt, hs, hg)

@@ -1,6 +1,11 @@
 """Operations both recurrent cells of the RNNME expert use (rnnme_kernels' tanh cell, rnnme_lstm):
-table lookups for tanh and exp (no libm), one Adam/AdaMax step of a weight row, the input rows'
-sum for a forward step, and the weight steps of one BPTT step and of a block's end."""
+table lookups for tanh and exp (no libm), one Adam/AdaMax step of a weight row, the error a BPTT
+step sends back through W, the input rows' sum for a forward step, and the weight steps of one
+BPTT step and of a block's end.
+
+Every kernel of the expert compiles with jit.UNCHECKED_DIVISION: its divisors (Adam's moment plus
+a positive epsilon, a softmax's total of at least 1, the direct connections' summed rates when
+they exceed their cap) are positive by construction."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from .rnnme_config import K_WORD_PREV, R_WORD1, WORD_PREV_INPUT  # round 25
 from .contexts import hash2
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def table_lookup(fp, table, x, lo, steps):
     """Linear interpolation in a table covering [-fp[lo], ...) at fp[steps] entries per unit;
     below the range reads the first entry, above it the last."""
@@ -30,18 +35,18 @@ def table_lookup(fp, table, x, lo, steps):
     return table[i] + (table[i + 1] - table[i]) * f
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def table_tanh(fp, act, x):
     return table_lookup(fp, act, x, F_ACT_LO, F_ACT_STEPS)
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def table_exp(fp, expt, x):
     """exp(x) for x <= 0 (x below the table's range reads as its first entry)."""
     return table_lookup(fp, expt, x, F_EXP_LO, F_EXP_STEPS)
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def adam_row(fp, lr, w, m, v, g, mode):
     """One Adam step (ascent along g, no bias correction) for each element of a weight row;
     mode 2 is AdaMax (v tracks max |g| instead of g^2: no square root at all)."""
@@ -68,7 +73,41 @@ def adam_row(fp, lr, w, m, v, g, mode):
             w[i] += (lr * mi) / (np.sqrt(vi) + eps)
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
+def back_through_w(fp, w, d, out, rows):
+    """out[m] = sum_j w[m, j] * d[j] for m < rows, each sum in ascending j from zero (the order
+    the twin and every earlier build use).  Eight rows at a time: eight independent chains of
+    additions keep the CPU busy where one row's chain waits on each addition in turn (the
+    order within a row, hence every bit, is unchanged)."""
+    zero = fp[F_ZERO]
+    width = d.shape[0]
+    m = 0
+    while m + 8 <= rows:
+        w0, w1, w2, w3 = w[m], w[m + 1], w[m + 2], w[m + 3]
+        w4, w5, w6, w7 = w[m + 4], w[m + 5], w[m + 6], w[m + 7]
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
+        for j in range(width):
+            dj = d[j]
+            a0 += w0[j] * dj
+            a1 += w1[j] * dj
+            a2 += w2[j] * dj
+            a3 += w3[j] * dj
+            a4 += w4[j] * dj
+            a5 += w5[j] * dj
+            a6 += w6[j] * dj
+            a7 += w7[j] * dj
+        out[m], out[m + 1], out[m + 2], out[m + 3] = a0, a1, a2, a3
+        out[m + 4], out[m + 5], out[m + 6], out[m + 7] = a4, a5, a6, a7
+        m += 8
+    while m < rows:
+        acc = zero
+        for j in range(width):
+            acc += w[m, j] * d[j]
+        out[m] = acc
+        m += 1
+
+
+@kernel(inline=True, checked_division=False)
 def input_sum(cfg, reg, u1, u2, uw, hx, a):
     """a = U1[c1] + U2[c2] + Uw[word] (+ Uw[previous word], round 25) (a's width: the rows'),
     the inputs of the step from reg[R_T]; records them in hx for BPTT."""
@@ -95,7 +134,7 @@ def input_sum(cfg, reg, u1, u2, uw, hx, a):
     hx[t + 1, 3] = prow
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def step_weights(cfg, fp, lr, u1, u2, uw, w, opt, inputs, h_prev, d, dl):
     """The weights that fed one step move along its pre-activation error d (width: the rows').
     Adam/AdaMax: W's gradient d x h(t-1) is gathered for the block's end, the input rows step
@@ -144,7 +183,7 @@ def step_weights(cfg, fp, lr, u1, u2, uw, w, opt, inputs, h_prev, d, dl):
             row[j] += dl[j]
 
 
-@kernel(inline=True)
+@kernel(inline=True, checked_division=False)
 def end_block(cfg, reg, fp, lr, w, opt, hs, hg):
     """After a block's BPTT: Adam's step of W from the gathered gradient, then a new block that
     starts from the last state (its whole row: an LSTM's cell too)."""
