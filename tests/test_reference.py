@@ -153,6 +153,9 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
                 mixer_zero_start=0b101, mixer_init=12, mixer_select=0b11, **SMALL),
     ModelParams(contexts=(2, WORD), ctx_inputs=2, match_min=6, rnn_hidden=3, mixer_zero_start=0b1010,
                 **SMALL),
+    # round 26: the recurrent layer at 11 units (rnn.add_rows_dot's and add_columns_dot's block of
+    # eight and the rest), its BPTT block shorter than the input's line
+    ModelParams(contexts=(1, 2, WORD), rnn_hidden=11, rnn_bptt=4, rnn_lr_micro=900000, **SMALL),
     # round 17: the sentence-shape, punctuation and word-follower contexts; then all 40 contexts
     # allowed since round 17 (32 before), with the seen-count mixer, whose rows grow with them
     ModelParams(contexts=(1, 2, WORD, 63, 64, 65, 66), mixer_select=0b1001, **SMALL),
@@ -191,7 +194,7 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
     ModelParams(contexts=(1, 2, WORD, 72), mixer_select=0b11, case_fold=0b1000, **SMALL),
 ], ids=["everything", "minimal", "indirect", "classes", "defaults", "strength", "runs",
         "match_recover", "apm_chain", "round4", "round4_column", "round5_words", "direct_maps",
-        "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round17_shapes",
+        "direct_order2", "round16_stems", "zero_start", "zero_start_match_rnn", "round26_rnn_eleven_units", "round17_shapes",
         "round17_wide", "round18_follower", "round18_chain_bits", "round19_match_predicted",
         "round19_no_match_model", "round20_follow_pair", "round20_follow_words",
         "round20_follow_words_unread", "round21_fine", "round21_fine_one_mixer",
