@@ -153,8 +153,8 @@ EVERY_CONTEXT = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, WORD, WORD_BIGRAM, SPARSE_SK
                 mixer_zero_start=0b101, mixer_init=12, mixer_select=0b11, **SMALL),
     ModelParams(contexts=(2, WORD), ctx_inputs=2, match_min=6, rnn_hidden=3, mixer_zero_start=0b1010,
                 **SMALL),
-    # round 26: the recurrent layer at 11 units (rnn.add_rows_dot's and add_columns_dot's block of
-    # eight and the rest), its BPTT block shorter than the input's line
+    # round 26: the recurrent layer at 11 units (dots.add_rows_dot's block of eight and the rest,
+    # on W's rows and on its columns), its BPTT block shorter than the input's line
     ModelParams(contexts=(1, 2, WORD), rnn_hidden=11, rnn_bptt=4, rnn_lr_micro=900000, **SMALL),
     # round 17: the sentence-shape, punctuation and word-follower contexts; then all 40 contexts
     # allowed since round 17 (32 before), with the seen-count mixer, whose rows grow with them

@@ -38,7 +38,7 @@ def test_kernels_match_the_twin_bit_for_bit(float_bits, variant):
         variant = variant[5:] or "full"
     if variant in ("sgd", "adam", "adamax"):  # (full and plain use the default, AdaMax)
         params = dataclasses.replace(params, adam={"sgd": 0, "adam": 1, "adamax": 2}[variant])
-    if variant == "odd":  # 11 units: rnnme_ops.back_through_w's block of eight rows and its rest
+    if variant == "odd":  # 11 units: dots.add_rows_dot's block of eight rows and its rest
         params = dataclasses.replace(params, hidden=11)
     if variant == "plain":  # one input, no word features, no cap on the rates
         params = dataclasses.replace(params, input2=0, word_input_bits=0, word_feature=0,

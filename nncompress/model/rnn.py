@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dots import add_rows_dot
 from .jit import kernel
 from .state import C_RNN_BPTT, C_RNN_H, R_RNN_T
 from .tree import path_node
@@ -30,68 +31,6 @@ def rnn_sigmoid(sig, x):
     return sig[i] + (sig[i + 1] - sig[i]) * f
 
 
-@kernel(inline=True)
-def add_rows_dot(w, x, out, n):
-    """out[k] += sum_m w[k, m] * x[m] for k < n, each sum in ascending m onto out[k] (the twin's
-    order).  Eight rows at a time: eight independent chains of additions keep the CPU busy where
-    one row's chain waits on each addition in turn; every bit is as one row at a time gives."""
-    k = 0
-    while k + 8 <= n:
-        w0, w1, w2, w3 = w[k], w[k + 1], w[k + 2], w[k + 3]
-        w4, w5, w6, w7 = w[k + 4], w[k + 5], w[k + 6], w[k + 7]
-        a0, a1, a2, a3 = out[k], out[k + 1], out[k + 2], out[k + 3]
-        a4, a5, a6, a7 = out[k + 4], out[k + 5], out[k + 6], out[k + 7]
-        for m in range(n):
-            xm = x[m]
-            a0 += w0[m] * xm
-            a1 += w1[m] * xm
-            a2 += w2[m] * xm
-            a3 += w3[m] * xm
-            a4 += w4[m] * xm
-            a5 += w5[m] * xm
-            a6 += w6[m] * xm
-            a7 += w7[m] * xm
-        out[k], out[k + 1], out[k + 2], out[k + 3] = a0, a1, a2, a3
-        out[k + 4], out[k + 5], out[k + 6], out[k + 7] = a4, a5, a6, a7
-        k += 8
-    while k < n:
-        acc = out[k]
-        for m in range(n):
-            acc += w[k, m] * x[m]
-        out[k] = acc
-        k += 1
-
-
-@kernel(inline=True)
-def add_columns_dot(w, x, out, n):
-    """out[k] += sum_m w[m, k] * x[m] for k < n, each sum in ascending m onto out[k]; eight
-    columns at a time, as add_rows_dot."""
-    k = 0
-    while k + 8 <= n:
-        a0, a1, a2, a3 = out[k], out[k + 1], out[k + 2], out[k + 3]
-        a4, a5, a6, a7 = out[k + 4], out[k + 5], out[k + 6], out[k + 7]
-        for m in range(n):
-            xm = x[m]
-            wm = w[m]
-            a0 += wm[k] * xm
-            a1 += wm[k + 1] * xm
-            a2 += wm[k + 2] * xm
-            a3 += wm[k + 3] * xm
-            a4 += wm[k + 4] * xm
-            a5 += wm[k + 5] * xm
-            a6 += wm[k + 6] * xm
-            a7 += wm[k + 7] * xm
-        out[k], out[k + 1], out[k + 2], out[k + 3] = a0, a1, a2, a3
-        out[k + 4], out[k + 5], out[k + 6], out[k + 7] = a4, a5, a6, a7
-        k += 8
-    while k < n:
-        acc = out[k]
-        for m in range(n):
-            acc += w[m, k] * x[m]
-        out[k] = acc
-        k += 1
-
-
 @kernel
 def forward(st, byte):
     """s(t) = sigmoid(U[byte] + W s(t-1)) into the next row of the block buffer."""
@@ -101,7 +40,7 @@ def forward(st, byte):
     acc = rnn_s[t + 1]  # the sums, in the row they end in
     for k in range(nh):
         acc[k] = rnn_u[byte, k]
-    add_rows_dot(rnn_w, rnn_s[t], acc, nh)
+    add_rows_dot(rnn_w, rnn_s[t], acc, nh, nh)
     for k in range(nh):
         acc[k] = rnn_sigmoid(st.sig, acc[k])
     st.rnn_x[t + 1] = byte
@@ -122,7 +61,7 @@ def bptt(st):
         delta[k] = 0.0
     for t in range(steps, 0, -1):
         g = rnn_g[t]  # (the block's errors at t are not read again: the sums may end there)
-        add_columns_dot(rnn_w, delta_next, g, nh)
+        add_rows_dot(rnn_w.T, delta_next, g, nh, nh)  # W's columns
         for k in range(nh):
             s = rnn_s[t, k]
             d = g[k] * s * (1.0 - s)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dots import add_rows_dot
 from .jit import kernel
 from .rnnme_config import F_1MB1, F_1MB2, F_ACT_LO, F_ACT_STEPS, F_B1, F_B2, F_EPS, F_EXP_LO
 from .rnnme_config import F_EXP_STEPS, F_ZERO, K_ADAM, K_H, K_INPUT2, K_WORD_MASK, R_C4, R_T
@@ -75,36 +76,11 @@ def adam_row(fp, lr, w, m, v, g, mode):
 
 @kernel(inline=True, checked_division=False)
 def back_through_w(fp, w, d, out, rows):
-    """out[m] = sum_j w[m, j] * d[j] for m < rows, each sum in ascending j from zero (the order
-    the twin and every earlier build use).  Eight rows at a time: eight independent chains of
-    additions keep the CPU busy where one row's chain waits on each addition in turn (the
-    order within a row, hence every bit, is unchanged)."""
-    zero = fp[F_ZERO]
-    width = d.shape[0]
-    m = 0
-    while m + 8 <= rows:
-        w0, w1, w2, w3 = w[m], w[m + 1], w[m + 2], w[m + 3]
-        w4, w5, w6, w7 = w[m + 4], w[m + 5], w[m + 6], w[m + 7]
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
-        for j in range(width):
-            dj = d[j]
-            a0 += w0[j] * dj
-            a1 += w1[j] * dj
-            a2 += w2[j] * dj
-            a3 += w3[j] * dj
-            a4 += w4[j] * dj
-            a5 += w5[j] * dj
-            a6 += w6[j] * dj
-            a7 += w7[j] * dj
-        out[m], out[m + 1], out[m + 2], out[m + 3] = a0, a1, a2, a3
-        out[m + 4], out[m + 5], out[m + 6], out[m + 7] = a4, a5, a6, a7
-        m += 8
-    while m < rows:
-        acc = zero
-        for j in range(width):
-            acc += w[m, j] * d[j]
-        out[m] = acc
-        m += 1
+    """out[m] = sum_j w[m, j] * d[j] for m < rows: the error a BPTT step sends back through W,
+    each sum in ascending j from zero (dots.add_rows_dot, eight rows at a time)."""
+    for m in range(rows):
+        out[m] = fp[F_ZERO]
+    add_rows_dot(w, d, out, rows, d.shape[0])
 
 
 @kernel(inline=True, checked_division=False)
