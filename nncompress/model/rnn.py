@@ -8,8 +8,6 @@ bits.  Off (rnn_hidden=0): none of this runs and the arrays keep one unused unit
 
 from __future__ import annotations
 
-import numpy as np
-
 from .dots import add_rows_dot
 from .jit import kernel
 from .state import C_RNN_BPTT, C_RNN_H, R_RNN_T

@@ -3,9 +3,10 @@ table lookups for tanh and exp (no libm), one Adam/AdaMax step of a weight row, 
 step sends back through W, the input rows' sum for a forward step, and the weight steps of one
 BPTT step and of a block's end.
 
-Every kernel of the expert compiles with jit.UNCHECKED_DIVISION: its divisors (Adam's moment plus
-a positive epsilon, a softmax's total of at least 1, the direct connections' summed rates when
-they exceed their cap) are positive by construction."""
+Every kernel of the expert compiles with jit.UNCHECKED_DIVISION: its divisors are positive by
+construction (Adam's moment plus a positive epsilon, a softmax's total of at least 1, the direct
+connections' summed rates when they exceed their cap, the rate schedule's lr_half + position with
+lr_half >= 1, a node's mass in node_probabilities: a sum of positive softmax outputs)."""
 
 from __future__ import annotations
 
