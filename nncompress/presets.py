@@ -387,6 +387,18 @@ _STRONG_R25 = ModelParams(**dict(
     apm_chain_weight=6))
 
 
+# Round 27 (issue 11): three more of the predictor's contexts as the expert's direct-connection
+# features: the current word (WORD), the bracket/quote nesting with the word (NESTING_WORD: wiki
+# links and templates, code) and the first words of the last lines with the word (LINE_HEADS).
+# The direct connections learn them jointly with the network in the 16-way softmax, which the
+# mix cannot; the network is unchanged.  Model only, against preset 49: see bench/TUNING.md,
+# round 27.
+_STRONG_R27 = ModelParams(**dict(
+    _STRONG_R25.__dict__,
+    rnnme_context_features=_STRONG_R25.rnnme_context_features | context_mask(
+        _STRONG_R25.contexts, {C.WORD, C.NESTING_WORD, C.LINE_HEADS})))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -454,6 +466,8 @@ PRESETS = {
     48: Preset(9, _STRONG_R24),
     # round 25 (issues 11, 12): the expert reads the previous word, 64 cells
     49: Preset(9, _STRONG_R25),
+    # round 27 (issue 11): the expert's direct connections read three more of the mix's contexts
+    50: Preset(9, _STRONG_R27),
 }
 
 # Each level is the newest preset registered for it.

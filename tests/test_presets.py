@@ -87,6 +87,8 @@ FROZEN = {
     48: "804f81628c7090e3",
     # round 25: level 9's expert reads the previous word, 64 cells
     49: "5f90ba00f1a1e956",
+    # round 27: level 9's expert reads three more of the mix's contexts as direct connections
+    50: "a5d785e182ce11eb",
 }
 
 
