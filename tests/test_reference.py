@@ -65,6 +65,7 @@ def run_side_by_side(params: ModelParams, data: bytes) -> dict:
         evictions=sum(s.evictions for s in slow.slots),
         lowest_probability=min(v for m in slow.state_maps for v in m.p),
         highest_probability=max(v for m in slow.state_maps for v in m.p),
+        context_rates_capped=slow.expert.twin.ctx_scaled if slow.expert is not None else 0,
     )
 
 
@@ -353,13 +354,19 @@ EXPERT = dict(rnnme_hidden=6, rnnme_bptt=3, rnnme_me_bits=12, rnnme_features=0b1
     dict(EXPERT, rnnme_cell=1, rnnme_adam=1, rnnme_input2=1, rnnme_word_input_bits=6,
          rnnme_word_input_prev=1),
     dict(EXPERT, rnnme_word_input_bits=5, rnnme_word_input_prev=1),
+    # round 28: the context features' rows with a cap of their own on their summed rates
+    dict(EXPERT, rnnme_cell=1, rnnme_adam=1, rnnme_context_features=0b1110000001,
+         rnnme_me_ctx_total_milli=700),
 ], ids=["input", "two-inputs-selector-apm", "pure", "match-context-features-rates", "lstm-inputs",
-        "lstm-pure", "zero-start", "apm-fine", "lstm-previous-word", "tanh-previous-word"])
+        "lstm-pure", "zero-start", "apm-fine", "lstm-previous-word", "tanh-previous-word",
+        "context-feature-cap"])
 def test_twin_matches_kernels_with_the_rnnme_expert(extra):
     params = dataclasses.replace(params_for_level(3), **SMALL, **extra)
     seen = run_side_by_side(params, VARIED)
     if extra.get("rnnme_match_feature"):
         assert seen["matched_nibbles"] > 50  # the match features were hashed from real repeats
+    # the cap acted (four fresh rows at 0.5 sum to 2.0), and only where it is set
+    assert (seen["context_rates_capped"] > 0) == bool(extra.get("rnnme_me_ctx_total_milli"))
 
 
 def test_word_stem_drops_one_english_suffix_and_folds_case():

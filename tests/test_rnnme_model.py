@@ -3,6 +3,8 @@ the command line, the expert inside context mixing, its header fields, and their
 Small inputs and small experts; the twin comparison is in tests/test_reference.py."""
 
 import dataclasses
+
+import numpy as np
 import json
 
 import pytest
@@ -223,6 +225,35 @@ def test_round25_word_inputs_change_the_model_and_round_trip(sample_text):
         dataclasses.replace(expert, rnnme_word_rows_zero=1)))["uw"]
     assert rows.shape[0] == 256 and not rows.any()
     assert rnnme_config.initial_arrays(rnnme_config.from_model(expert))["uw"].any()
+
+
+def test_round28_context_feature_cap_changes_the_model_and_round_trips(sample_text):
+    """Round 28: the cap on the summed rates of the context features' rows is a header field;
+    0 (older headers) means none, a cap that binds changes the bytes, and both round-trip."""
+    from nncompress.model import rnnme_config
+    from nncompress.model.params import fit_to_input
+
+    top = params_for_level(9)
+    with pytest.raises(ValueError, match="rnnme_me_ctx_total_milli"):
+        dataclasses.replace(top, rnnme_me_ctx_total_milli=100_001).validate()
+    with pytest.raises(ValueError):  # an expert setting without an expert
+        dataclasses.replace(params_for_level(1), rnnme_me_ctx_total_milli=1000).validate()
+    base = dataclasses.replace(params_for_level(3), table_bits=16, history_bits=16, match_bits=12)
+    expert = dataclasses.replace(base, **rnnme_fields(hidden=4, me_bits=14, cell=1),
+                                 rnnme_inputs=1, rnnme_context_features=0b111)
+    assert rnnme_config.from_model(expert).me_ctx_total_milli == 100000  # 0: no cap of its own
+    from nncompress.analysis import code_lengths
+
+    data = sample_text[:8000]
+    costs = []
+    for cap in (0, 100000, 500):
+        params = dataclasses.replace(expert, rnnme_me_ctx_total_milli=cap)
+        archive = nncompress.compress(data, params=params)
+        assert nncompress.decompress(archive) == data
+        assert stream_params(archive) == fit_to_input(params, len(data))
+        costs.append(code_lengths(data, params=params))
+    np.testing.assert_array_equal(costs[0], costs[1])  # 0 and 100 (never binding) predict alike
+    assert not np.array_equal(costs[0], costs[2])  # a cap of 0.5 binds
 
 
 def test_rnnme_selector_needs_the_expert():

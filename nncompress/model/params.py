@@ -158,6 +158,13 @@ class ModelParams:
     # bench/TUNING.md, round 25).  0, what older headers mean: random rows
     rnnme_word_rows_zero: int = extension(0)
 
+    # ---- round 28 (issue 11): the direct connections' fresh rows of the mix's contexts ----
+    # cap x 1e-3 on the summed step sizes of the rows read through the mix's contexts
+    # (rnnme_context_features) for one byte: at a fresh word most of those rows are fresh at
+    # once, and their full first steps together overshoot (bench/TUNING.md, round 28).
+    # 0, what older headers mean: no cap of their own
+    rnnme_me_ctx_total_milli: int = extension(0)
+
     def __post_init__(self):
         # names in, plain numbers stored: headers, reprs and JSON see the format's integers
         if isinstance(self.contexts, tuple):
@@ -229,7 +236,8 @@ class ModelParams:
                         "rnnme_me_lr_milli", "rnnme_me_decay_milli", "rnnme_me_min_milli",
                         "rnnme_match_feature", "rnnme_context_features", "rnnme_cell",
                         "rnnme_adam", "rnnme_input2", "rnnme_word_input_bits",
-                        "rnnme_word_input_prev", "rnnme_word_rows_zero")
+                        "rnnme_word_input_prev", "rnnme_word_rows_zero",
+                        "rnnme_me_ctx_total_milli")
         uses_selector = bool(self.mixer_select >> Selector.RNNME & 1)
         if not self.rnnme_hidden:
             return [(all(getattr(self, name) == 0 for name in rnnme_fields) and not uses_selector,
@@ -265,6 +273,8 @@ class ModelParams:
                                                            and not self.rnnme_word_input_bits),
              "rnnme_word_input_prev must be 0 or 1 (and 0 without rnnme_word_input_bits)"),
             (self.rnnme_word_rows_zero in (0, 1), "rnnme_word_rows_zero must be 0 or 1"),
+            (0 <= self.rnnme_me_ctx_total_milli <= 100_000,
+             "rnnme_me_ctx_total_milli must be in 0..100000 (thousandths; 0: no cap)"),
             (len(rnnme_config.from_model(self).features) <= rnnme_config.MAX_FEATURES,
              f"the RNNME expert takes at most {rnnme_config.MAX_FEATURES} direct-connection "
              "features (byte orders, word, match and context features together)"),

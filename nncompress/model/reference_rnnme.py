@@ -55,6 +55,8 @@ class TwinRNNME:
         self.lr = self.lr0
         self.out_scale, self.me_total = float(fp[rnnme.F_OUT_SCALE]), float(fp[rnnme.F_ME_TOTAL])
         self.clip = float(fp[rnnme.F_CLIP])
+        self.me_ctx_total = float(fp[rnnme.F_ME_CTX_TOTAL])
+        self.ctx_first = sum(1 for kind in p.features if kind < rnnme.CONTEXT_FEATURE)
         self.features = p.features
         self.mask = (1 << p.me_bits) - 1 if p.me_bits else 0
         self.word_mask = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0
@@ -69,7 +71,7 @@ class TwinRNNME:
         self.pos = 0
         self.rows_high = self.rows_low = []
         self.p_high = self.p_low = None
-        self.clips = self.scaled = 0  # how often the clip and the rate cap acted
+        self.clips = self.scaled = self.ctx_scaled = 0  # how often the clip and the rate caps acted
         # Adam: (first, second) moments per weight, keyed like the weights; W's block gradient
         zeros = lambda rows, cols: [[0.0] * cols for _ in range(rows)]  # noqa: E731
         self.moments = {}
@@ -205,6 +207,13 @@ class TwinRNNME:
                 self.me_n[base >> 4] = n + 1
         scale = r(self.me_total / total) if total > self.me_total else 1.0
         self.scaled += total > self.me_total
+        ctx_total = 0.0
+        for rate in rates[self.ctx_first:]:
+            ctx_total = r(ctx_total + rate)
+        if ctx_total > self.me_ctx_total:
+            ctx_scale = r(self.me_ctx_total / ctx_total)
+            rates[self.ctx_first:] = [r(rate * ctx_scale) for rate in rates[self.ctx_first:]]
+            self.ctx_scaled += 1
         for base, rate in zip(rows, rates):
             rate = r(rate * scale)
             for c in range(16):

@@ -22,6 +22,7 @@ K_ADAM = 7  # 1: Adam steps for the network's weights, 0: plain SGD
 K_FEATS = 8  # K_FEATS + f: kind of ME feature f (1..8 byte order, WORD_FEATURE)
 K_CELL = 32  # round 7: 0 the tanh cell of Mikolov's RNNME, 1 an LSTM cell (rnnme_lstm)
 K_WORD_PREV = 33  # round 25: 1: the previous word's row of the word-input table is an input too
+K_CTX_FIRST = 34  # round 28: index of the first of the mix's context features (they come last)
 CONFIG_SIZE = 40
 WORD_FEATURE = 32  # the current partial word (case-folded) + previous byte
 WORD_PAIR_FEATURE = 33  # previous word + current partial word
@@ -64,6 +65,7 @@ F_B2 = 14  # second-moment decay
 F_1MB2 = 15
 F_EPS = 16
 F_HALF = 17  # 0.5: sigmoid(x) = 1/2 + tanh(x/2)/2 (rnnme_lstm)
+F_ME_CTX_TOTAL = 18  # round 28: cap on the summed rates of the context features' rows
 FP_SIZE = 20
 ADAM_EPS = 1e-5
 
@@ -97,6 +99,7 @@ class RNNMEParams:
     me_decay_milli: int = 50
     me_min_milli: int = 50  # ... but at least this
     me_total_milli: int = 100000  # the rates of one byte's rows are scaled to sum at most this
+    me_ctx_total_milli: int = 100000  # round 28: ... and those of the mix's context features to this
     clip_milli: int = 15000  # hidden error clip
     float_bits: int = 32  # 32 or 64: the float type of the whole expert
     adam: int = 2  # network weights: 0 plain SGD, 1 Adam (no bias correction), 2 AdaMax
@@ -212,7 +215,8 @@ def from_model(p) -> RNNMEParams:
         match_feature=p.rnnme_match_feature, context_features=p.rnnme_context_features,
         cell=p.rnnme_cell, adam=1 if p.rnnme_adam else 2, input2=p.rnnme_input2,
         word_input_bits=p.rnnme_word_input_bits, word_prev=p.rnnme_word_input_prev,
-        word_rows_zero=p.rnnme_word_rows_zero)
+        word_rows_zero=p.rnnme_word_rows_zero,
+        me_ctx_total_milli=p.rnnme_me_ctx_total_milli or RNNMEParams.me_ctx_total_milli)
 
 
 _TABLES = {}
@@ -255,6 +259,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     cfg[K_FEATS : K_FEATS + len(feats)] = feats
     cfg[K_CELL] = p.cell
     cfg[K_WORD_PREV] = p.word_prev
+    cfg[K_CTX_FIRST] = sum(1 for kind in feats if kind < CONTEXT_FEATURE)
     fp = np.zeros(FP_SIZE, dtype=dtype)
     fp[F_ONE] = 1.0
     fp[F_CLIP] = p.clip_milli / 1000.0
@@ -267,6 +272,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     fp[F_LR_MIN] = p.lr_min_micro * 1e-6
     fp[F_OUT_SCALE] = p.out_scale_milli / 1000.0
     fp[F_ME_TOTAL] = p.me_total_milli / 1000.0
+    fp[F_ME_CTX_TOTAL] = p.me_ctx_total_milli / 1000.0
     fp[F_B1] = p.adam_b1_milli / 1000.0
     fp[F_1MB1] = (1000 - p.adam_b1_milli) / 1000.0
     fp[F_B2] = p.adam_b2_milli / 1000.0

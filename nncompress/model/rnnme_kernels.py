@@ -15,6 +15,8 @@ from .rnnme_config import (
     F_LR0,
     F_LR_MIN,
     F_ME_TOTAL,
+    F_ME_CTX_TOTAL,
+    K_CTX_FIRST,
     F_ONE,
     F_OUT_SCALE,
     F_ZERO,
@@ -181,6 +183,18 @@ def train_softmax(cfg, fp, s, g, vout, bout, mv, vv, mb, vb, me, me_n, me_rate, 
     scale = fp[F_ONE]
     if total > fp[F_ME_TOTAL]:
         scale = fp[F_ME_TOTAL] / total
+    # round 28: the mix's contexts (the last features) have a cap of their own.  A fresh word
+    # makes most of them fresh at once, and their summed first steps (0.3 each) would push the
+    # logits by several units on one byte's evidence; the byte orders keep their full steps.
+    # (The overall cap above still sees the unscaled rates: with its default it never binds.)
+    first = cfg[K_CTX_FIRST]
+    ctx_total = fp[F_ZERO]
+    for f in range(first, nf):
+        ctx_total += rates[f]
+    if ctx_total > fp[F_ME_CTX_TOTAL]:
+        ctx_scale = fp[F_ME_CTX_TOTAL] / ctx_total
+        for f in range(first, nf):
+            rates[f] = rates[f] * ctx_scale
     for f in range(nf):
         base = fbase[f]
         rate = rates[f] * scale
