@@ -399,6 +399,15 @@ _STRONG_R27 = ModelParams(**dict(
         _STRONG_R25.contexts, {C.WORD, C.NESTING_WORD, C.LINE_HEADS})))
 
 
+# Round 28 (issue 11): a larger expert for the larger inputs (96 LSTM cells, BPTT blocks of 32
+# bytes, 2^27 direct-connection weights), and a cap of 1 on the summed first steps of the rows
+# read through the mix's contexts (rnnme_me_ctx_total_milli), which otherwise overshoot at every
+# fresh word.  Model only, against preset 50: see bench/TUNING.md, round 28.
+_STRONG_R28 = ModelParams(**dict(
+    _STRONG_R27.__dict__, rnnme_hidden=96, rnnme_bptt=32, rnnme_me_bits=27,
+    rnnme_me_ctx_total_milli=1000))
+
+
 @dataclass(frozen=True)
 class Preset:
     level: int  # the level it was made for (shown by -l)
@@ -468,6 +477,8 @@ PRESETS = {
     49: Preset(9, _STRONG_R25),
     # round 27 (issue 11): the expert's direct connections read three more of the mix's contexts
     50: Preset(9, _STRONG_R27),
+    # round 28 (issue 11): a larger expert; its context features' first steps capped
+    51: Preset(9, _STRONG_R28),
 }
 
 # Each level is the newest preset registered for it.

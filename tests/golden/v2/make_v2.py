@@ -62,7 +62,7 @@ ENTRIES = {
 PRESET_ENTRIES = {
     f"records-p{preset}-bs400": ("structures/records.bin.xz", preset, 400)
     for preset in (10, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 31, 32, 34, 35, 36, 37, 38,
-                   39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50)
+                   39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51)
 }
 INPUTS_HERE = {"v2/hello6.bin": b"hello\n"}  # made by this script (the 6-byte file of issue 15)
 
