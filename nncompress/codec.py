@@ -31,7 +31,7 @@ DECODE_PIECE = 1 << 15
 Progress = Optional[Callable[[int], None]]
 
 # The most memory a stream's model may need (like xz's dictionary limit).  The presets need at
-# most ~983 MiB (level 9); the parameter ranges alone would allow ~27 GiB, and a header (checksum-correct,
+# most ~2,020 MiB (level 9 since round 28; tests/test_codec.py holds every level under it); the parameter ranges alone would allow ~27 GiB, and a header (checksum-correct,
 # hostile) asking for GiBs makes even a 300-byte archive take GiBs of resident memory: numpy
 # backs large tables with huge pages, so each hashed touch commits 2 MiB.  The encoder enforces
 # the same bound, so it never writes an archive the decoder would refuse.
