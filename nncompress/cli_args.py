@@ -91,7 +91,7 @@ def add_parallel_options(parser) -> None:
         "Input is cut into independent segments (a fresh model each, a small cost in size), so "
         "segments can be coded at once and read back from any segment's start; inputs up to one "
         "segment are unaffected.  The archive does not depend on -T or --cluster.  Memory: each "
-        "worker holds one model (about 34 MiB at -1, 125 MiB at -6, about 983 MiB at -9) plus about 3 "
+        "worker holds one model (about 34 MiB at -1, 404 MiB at -6, about 2,020 MiB at -9) plus about 3 "
         "segments, plus ~150 MiB; -T is lowered to what the available memory holds.")
     group.add_argument("-T", "--threads", type=int, default=1, metavar="N",
                        help="work on N segments at once in N processes, both ways (0: one per core; "

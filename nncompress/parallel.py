@@ -10,8 +10,8 @@ from a process that has started threads, numba's among them, is unsafe) and igno
 Ctrl-C reaches only the main process, which stops them and lets the caller remove its partial
 output.
 
-Memory rule: each worker holds one model (codec.model_memory: about 34 MiB at -1, 125 MiB at -6,
-983 MiB at -9) plus about 3 segments of buffers (raw input, compressed output, their copies in
+Memory rule: each worker holds one model (codec.model_memory: about 34 MiB at -1, 404 MiB at -6,
+2,020 MiB at -9) plus about 3 segments of buffers (raw input, compressed output, their copies in
 transit), plus ~150 MiB for the interpreter and the compiled kernels; the main process holds up
 to workers + 1 segments.  -T N is lowered until that fits in the memory available now.
 """
