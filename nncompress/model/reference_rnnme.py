@@ -56,7 +56,7 @@ class TwinRNNME:
         self.out_scale, self.me_total = float(fp[rnnme.F_OUT_SCALE]), float(fp[rnnme.F_ME_TOTAL])
         self.clip = float(fp[rnnme.F_CLIP])
         self.me_ctx_total = float(fp[rnnme.F_ME_CTX_TOTAL])
-        self.ctx_first = sum(1 for kind in p.features if kind < rnnme.CONTEXT_FEATURE)
+        self.ctx_first = p.context_feature_start
         self.features = p.features
         self.mask = (1 << p.me_bits) - 1 if p.me_bits else 0
         self.word_mask = (1 << p.word_input_bits) - 1 if p.word_input_bits else 0

@@ -148,6 +148,11 @@ class RNNMEParams:
                          if self.context_features >> i & 1)
         return tuple(self.orders) + extra + match + contexts
 
+    @property
+    def context_feature_start(self) -> int:
+        """Index of the first of the mix's context features: they come last in `features`."""
+        return sum(1 for kind in self.features if kind < CONTEXT_FEATURE)
+
     def describe(self) -> dict:
         return asdict(self)
 
@@ -259,7 +264,7 @@ def initial_arrays(p: RNNMEParams, me_count_dtype=np.uint16) -> dict:
     cfg[K_FEATS : K_FEATS + len(feats)] = feats
     cfg[K_CELL] = p.cell
     cfg[K_WORD_PREV] = p.word_prev
-    cfg[K_CTX_FIRST] = sum(1 for kind in feats if kind < CONTEXT_FEATURE)
+    cfg[K_CTX_FIRST] = p.context_feature_start
     fp = np.zeros(FP_SIZE, dtype=dtype)
     fp[F_ONE] = 1.0
     fp[F_CLIP] = p.clip_milli / 1000.0
